@@ -1,0 +1,52 @@
+package streamwin.api
+
+import java.time.Duration
+
+import org.apache.spark.sql.Column
+import org.apache.spark.sql.{functions => F}
+
+/**
+ * streamwin's windows for Scala users. Each returns a Column named `window` (a struct of start, end
+ * and kind) to use in `groupBy(...)` (one row per window) or `select(...)` (each row tagged with its
+ * windows). The columns call the SQL functions `sw_*`, so they behave the same from SQL and Python.
+ *
+ * {{{
+ *   import streamwin.api.functions._
+ *   df.groupBy(col("sensor"), tumbling(col("ts"), "10 seconds")).agg(avg("temp"))
+ * }}}
+ */
+object functions {
+
+  private def window(name: String, required: Seq[Column], options: Seq[(String, Column)]): Column =
+    F.call_function(name, required ++ options.flatMap { case (k, v) => Seq(F.lit(k), v) }: _*).alias("window")
+
+  private def duration(d: Duration): Column = F.lit(d)
+
+  /** Tumbling event-time windows [offset + k·size, offset + (k+1)·size). */
+  def tumbling(time: Column, size: String): Column = window("sw_tumbling", Seq(time, F.lit(size)), Nil)
+  def tumbling(time: Column, size: String, offset: String): Column =
+    window("sw_tumbling", Seq(time, F.lit(size)), Seq("offset" -> F.lit(offset)))
+  def tumbling(time: Column, size: Duration): Column = window("sw_tumbling", Seq(time, duration(size)), Nil)
+
+  /** Hopping event-time windows of length `size` starting every `step` (gaps when step > size). */
+  def hopping(time: Column, size: String, step: String): Column =
+    window("sw_hopping", Seq(time, F.lit(size), F.lit(step)), Nil)
+  def hopping(time: Column, size: String, step: String, offset: String): Column =
+    window("sw_hopping", Seq(time, F.lit(size), F.lit(step)), Seq("offset" -> F.lit(offset)))
+  def hopping(time: Column, size: Duration, step: Duration): Column =
+    window("sw_hopping", Seq(time, duration(size), duration(step)), Nil)
+
+  /**
+   * Count windows of `size` rows, starting every `step` rows (tumbling when step == size, sliding
+   * when step == 1) per key in `orderBy` order. A window still incomplete at the end of the input is
+   * emitted with kind `partial`.
+   */
+  def count(size: Long, orderBy: Column): Column =
+    window("sw_count", Seq(F.lit(size)), Seq("order_by" -> orderBy))
+  def count(size: Long, step: Long, orderBy: Column): Column =
+    window("sw_count", Seq(F.lit(size)), Seq("step" -> F.lit(step), "order_by" -> orderBy))
+  /** Count windows in a select: `partitionBy` splits the rows into independent streams. */
+  def count(size: Long, step: Long, orderBy: Column, partitionBy: Seq[Column]): Column =
+    window("sw_count", Seq(F.lit(size)),
+      Seq("step" -> F.lit(step), "order_by" -> orderBy) ++ partitionBy.map("partition_by" -> _))
+}

@@ -1,0 +1,187 @@
+package streamwin.catalyst
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.util.toPrettySQL
+import org.apache.spark.sql.types._
+
+import streamwin.spec.{CountWindowSpec, StreamwinErrors, TimeWindowSpec}
+
+/**
+ * Analyzer rule: an Aggregate grouped by a window column becomes Project(WindowAggregate), and a
+ * Project selecting one becomes Project(WindowAssign). The time, order and key expressions are
+ * computed by a Project below, so streamwin's nodes only ever see attributes.
+ */
+object ResolveStreamWindows extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+    case a: Aggregate if a.childrenResolved && a.groupingExpressions.exists(containsWindow) &&
+        a.expressions.forall(_.resolved) =>
+      rewriteAggregate(a)
+    case p: Project if p.childrenResolved && p.projectList.exists(containsWindow) &&
+        p.projectList.forall(_.resolved) =>
+      rewriteProject(p)
+  }
+
+  private def containsWindow(e: Expression): Boolean = e.exists(_.isInstanceOf[StreamWindow])
+
+  /** The window of a top-level window column (possibly aliased), or None. */
+  private def topLevelWindow(e: Expression): Option[StreamWindow] = e match {
+    case w: StreamWindow => Some(w)
+    case Alias(w: StreamWindow, _) => Some(w)
+    case _ => None
+  }
+
+  private def rejectNested(e: Expression): Unit = {
+    val inner = e match {
+      case Alias(w: StreamWindow, _) => w.children
+      case w: StreamWindow => w.children
+      case other => Seq(other)
+    }
+    inner.foreach(_.collectFirst { case w: StreamWindow => w }.foreach { w =>
+      throw StreamwinErrors.misuse(w.spec.function,
+        s"a window column cannot be used inside another expression (${toPrettySQL(e)}); " +
+          "select or group by the window itself, then use its fields (window.start, window.end, window.kind)")
+    })
+  }
+
+  private def validate(w: StreamWindow, grouped: Boolean): Unit = {
+    val f = w.spec.function
+    w.spec match {
+      case _: TimeWindowSpec => w.timeOrOrder.dataType match {
+        case TimestampType | TimestampNTZType =>
+        case other => throw StreamwinErrors.invalidArgument(f, "time",
+          s"must be a TIMESTAMP or TIMESTAMP_NTZ column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)}); " +
+            "convert it first, for example with timestamp_seconds() or to_timestamp()")
+      }
+      case _: CountWindowSpec => w.timeOrOrder.dataType match {
+        case _: NumericType | TimestampType | TimestampNTZType | DateType | _: StringType =>
+        case other => throw StreamwinErrors.invalidArgument(f, "order_by",
+          s"must be a numeric, string, date or timestamp column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)})")
+      }
+    }
+    if (grouped && w.partitionBy.nonEmpty) {
+      throw StreamwinErrors.invalidArgument(f, "partition_by",
+        "is only for select(...); in groupBy(...) the other grouping columns are the keys")
+    }
+  }
+
+  private def rejectStreaming(w: StreamWindow, child: LogicalPlan): Unit = {
+    if (child.isStreaming) {
+      throw StreamwinErrors.misuse(w.spec.function,
+        "this version of streamwin runs windows on batch DataFrames only; streaming DataFrames are not supported yet")
+    }
+  }
+
+  /** Makes `e` an attribute of the plan, adding an alias to `extra` if it is computed. */
+  private def asAttribute(e: Expression, name: => String, extra: ArrayBuffer[NamedExpression]): Attribute =
+    e match {
+      case a: Attribute => a
+      case alias: Alias =>
+        // An aliased grouping column (DataFrame groupBy(expr.alias("x"))) keeps its name and id.
+        if (!extra.exists(_.exprId == alias.exprId)) extra += alias
+        alias.toAttribute
+      case other =>
+        extra.collectFirst { case a: Alias if a.child.semanticEquals(other) => a }.map(_.toAttribute).getOrElse {
+          val alias = Alias(other, name)()
+          extra += alias
+          alias.toAttribute
+        }
+    }
+
+  private def withExtraColumns(child: LogicalPlan, extra: Seq[NamedExpression]): LogicalPlan =
+    if (extra.isEmpty) child else Project(child.output ++ extra, child)
+
+  private def rewriteAggregate(a: Aggregate): LogicalPlan = {
+    a.groupingExpressions.foreach(rejectNested)
+    a.aggregateExpressions.foreach(rejectNested)
+    val windows = a.groupingExpressions.flatMap(topLevelWindow)
+    val distinctWindows = windows.foldLeft(Seq.empty[StreamWindow]) { (acc, w) =>
+      if (acc.exists(_.semanticEquals(w))) acc else acc :+ w
+    }
+    if (distinctWindows.size > 1) {
+      throw StreamwinErrors.misuse(distinctWindows.head.spec.function,
+        s"a query can group by one window column only, found ${distinctWindows.size}: " +
+          distinctWindows.map(_.spec.function).mkString(", "))
+    }
+    val window = distinctWindows.head
+    validate(window, grouped = true)
+    rejectStreaming(window, a.child)
+
+    val extra = new ArrayBuffer[NamedExpression]
+    val keyExprs = a.groupingExpressions.filter(topLevelWindow(_).isEmpty)
+    val keys = keyExprs.map(k => asAttribute(k, toPrettySQL(k), extra))
+    val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+
+    val aggregates = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
+      .foldLeft(Seq.empty[AggregateExpression]) { (acc, ae) =>
+        if (acc.exists(_.semanticEquals(ae))) acc else acc :+ ae
+      }
+    aggregates.find(_.isDistinct).foreach { ae =>
+      throw StreamwinErrors.misuse(window.spec.function,
+        s"DISTINCT aggregates are not supported in windows (${toPrettySQL(ae)}); " +
+          "use approx_count_distinct(...) or size(collect_set(...)) instead")
+    }
+
+    val grouped: Seq[(Expression, Attribute)] = keyExprs.zip(keys).flatMap {
+      case (alias: Alias, attr) => Seq(alias -> attr, alias.child -> attr)
+      case pair => Seq(pair)
+    } :+ (window -> windowAttr)
+    def rewrite(e: Expression): Expression = e.transformDown {
+      case ae: AggregateExpression => aggregates.find(_.semanticEquals(ae)).get.resultAttribute
+      case g if grouped.exists(_._1.semanticEquals(g)) => grouped.find(_._1.semanticEquals(g)).get._2
+    }
+    val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
+
+    val node = WindowAggregate(window.spec, keys, timeOrOrder, windowAttr,
+      aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute),
+      withExtraColumns(a.child, extra.toSeq))
+    val available = AttributeSet(node.output)
+    results.foreach { r =>
+      val missing = r.references.filterNot(available.contains)
+      if (missing.nonEmpty) {
+        throw StreamwinErrors.misuse(window.spec.function,
+          s"${missing.map(m => s"`${m.name}`").mkString(", ")} in ${toPrettySQL(r)} is neither grouped nor " +
+            "aggregated; add it to groupBy(...) or wrap it in an aggregate such as first(...)")
+      }
+    }
+    Project(results, node)
+  }
+
+  private def rewriteProject(p: Project): LogicalPlan = {
+    p.projectList.foreach(rejectNested)
+    val windows = p.projectList.flatMap(topLevelWindow)
+    if (windows.exists(w => !w.semanticEquals(windows.head))) {
+      throw StreamwinErrors.misuse(windows.head.spec.function,
+        "a select can hold one window column only; tag with one window, then group or join")
+    }
+    val window = windows.head
+    validate(window, grouped = false)
+    rejectStreaming(window, p.child)
+
+    val extra = new ArrayBuffer[NamedExpression]
+    val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
+    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+    val projectList = p.projectList.map(_.transformDown {
+      case w: StreamWindow if w.semanticEquals(window) => windowAttr
+    }.asInstanceOf[NamedExpression])
+    Project(projectList,
+      WindowAssign(window.spec, timeOrOrder, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq)))
+  }
+}
+
+/** Check rule: a window column anywhere else (a filter, an orderBy, an agg without groupBy) is misuse. */
+object CheckStreamWindows extends (LogicalPlan => Unit) {
+  override def apply(plan: LogicalPlan): Unit = plan.foreach { node =>
+    node.expressions.foreach(_.collectFirst { case w: StreamWindow => w }.foreach { w =>
+      throw StreamwinErrors.misuse(w.spec.function,
+        s"a window column can only be used directly in groupBy(...) or select(...), not in ${node.nodeName}")
+    })
+  }
+}

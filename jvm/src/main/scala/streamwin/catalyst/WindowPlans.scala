@@ -1,0 +1,53 @@
+package streamwin.catalyst
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
+
+import streamwin.spec.WindowSpec
+
+/**
+ * groupBy(keys, window).agg(...): one output row per (key, window) with the window struct and the
+ * value of each aggregate function. Aggregates are held as functions plus FILTER predicates (not as
+ * AggregateExpressions, which Spark admits only in its own Aggregate and Window nodes); the
+ * Project above this node computes the user's result expressions from `output`.
+ *
+ * @param keys         grouping columns other than the window (attributes of child)
+ * @param timeOrOrder  event-time column (time windows) or order_by column (count windows)
+ * @param windowAttr   the window struct this node produces
+ * @param functions    aggregate functions over child's columns
+ * @param filters      each function's FILTER (WHERE …) predicate, if any
+ * @param resultAttrs  one attribute per function for its value
+ */
+case class WindowAggregate(
+    spec: WindowSpec,
+    keys: Seq[Attribute],
+    timeOrOrder: Attribute,
+    windowAttr: Attribute,
+    functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    resultAttrs: Seq[Attribute],
+    child: LogicalPlan) extends UnaryNode {
+
+  override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
+  override def producedAttributes: AttributeSet = AttributeSet(windowAttr +: resultAttrs)
+  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAggregate = copy(child = newChild)
+}
+
+/**
+ * select(..., window): every input row tagged with each window holding it (a row in several
+ * overlapping windows appears once per window, as with Spark's `window()` in a select).
+ *
+ * @param partitionBy columns that split the rows into independent streams (count windows)
+ */
+case class WindowAssign(
+    spec: WindowSpec,
+    timeOrOrder: Attribute,
+    partitionBy: Seq[Attribute],
+    windowAttr: Attribute,
+    child: LogicalPlan) extends UnaryNode {
+
+  override def output: Seq[Attribute] = child.output :+ windowAttr
+  override def producedAttributes: AttributeSet = AttributeSet(windowAttr :: Nil)
+  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAssign = copy(child = newChild)
+}

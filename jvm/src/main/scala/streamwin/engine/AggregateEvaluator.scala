@@ -1,0 +1,138 @@
+package streamwin.engine
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate._
+import org.apache.spark.sql.types.DataType
+
+/**
+ * Evaluates any of Spark's aggregate functions generically over aggregation buffers, the way Spark's
+ * own aggregation and window operators do: initialize, update with an input row, merge two buffers,
+ * evaluate. Buffers are `InternalRow`s in one fixed layout (every function's buffer slots side by
+ * side). Object-typed buffers (collect_list, percentile_approx, Scala `Aggregator`s) always hold the
+ * deserialised object; `fromSerialized` turns a buffer read from Spark's partial aggregation into
+ * that form.
+ *
+ * @param functions aggregate functions whose inputs are bound against `inputSchema`
+ * @param filters   one FILTER (WHERE …) predicate per function, over `inputSchema` (None: no filter)
+ */
+final class AggregateEvaluator(
+    functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    inputSchema: Seq[Attribute]) {
+
+  private val offsets: Seq[Int] = functions.scanLeft(0)(_ + _.aggBufferAttributes.size).init
+  val bufferWidth: Int = functions.map(_.aggBufferAttributes.size).sum
+  private val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
+
+  // Imperative functions address their slots by offset; both buffers share the same layout.
+  private val imperatives: Array[(ImperativeAggregate, Option[BasePredicate])] =
+    functions.zip(offsets).zip(filters).collect {
+      case ((f: ImperativeAggregate, off), filter) =>
+        (f.withNewMutableAggBufferOffset(off).withNewInputAggBufferOffset(off),
+          filter.map(p => Predicate.create(p, inputSchema)))
+    }.toArray
+  private val typed: Array[(TypedImperativeAggregate[_], Int)] =
+    functions.zip(offsets).collect { case (t: TypedImperativeAggregate[_], off) =>
+      (t.withNewMutableAggBufferOffset(off).withNewInputAggBufferOffset(off).asInstanceOf[TypedImperativeAggregate[_]], off)
+    }.toArray
+
+  private val bufferAttrs: Seq[Attribute] = functions.flatMap(_.aggBufferAttributes)
+  private val inputBufferAttrs: Seq[Attribute] = functions.flatMap(_.inputAggBufferAttributes)
+
+  /** Expressions for every slot; imperative functions' slots get NoOp, which projections skip. */
+  private def slotExpressions(perDeclarative: DeclarativeAggregate => Seq[Expression]): Seq[Expression] =
+    functions.flatMap {
+      case d: DeclarativeAggregate => perDeclarative(d)
+      case f => f.aggBufferAttributes.map(_ => NoOp)
+    }
+
+  private val initProjection: MutableProjection =
+    MutableProjection.create(slotExpressions(_.initialValues), Nil)
+
+  private lazy val updateProjection: MutableProjection = MutableProjection.create(
+    functions.zip(filters).flatMap {
+      case (d: DeclarativeAggregate, Some(p)) =>
+        // FILTER (WHERE p): rows failing p leave the buffer as it is.
+        d.updateExpressions.zip(d.aggBufferAttributes).map { case (u, old) => If(p, u, old) }
+      case (d: DeclarativeAggregate, None) => d.updateExpressions
+      case (f, _) => f.aggBufferAttributes.map(_ => NoOp)
+    }, bufferAttrs ++ inputSchema)
+
+  private val mergeProjection: MutableProjection =
+    MutableProjection.create(slotExpressions(_.mergeExpressions), bufferAttrs ++ inputBufferAttrs)
+
+  private val resultTypes: Seq[DataType] = functions.map(_.dataType)
+  private val evalProjection: MutableProjection = MutableProjection.create(
+    functions.map {
+      case d: DeclarativeAggregate => d.evaluateExpression
+      case _ => NoOp
+    }, bufferAttrs)
+  private val imperativeResultIndex: Array[Int] =
+    functions.zipWithIndex.collect { case (_: ImperativeAggregate, i) => i }.toArray
+
+  private val joined = new JoinedRow
+
+  /** A new, initialised buffer. */
+  def newBuffer(): InternalRow = {
+    val b = new SpecificInternalRow(bufferTypes)
+    initialize(b)
+    b
+  }
+
+  def initialize(buffer: InternalRow): Unit = {
+    initProjection.target(buffer)(InternalRow.empty)
+    var i = 0
+    while (i < imperatives.length) { imperatives(i)._1.initialize(buffer); i += 1 }
+  }
+
+  def update(buffer: InternalRow, input: InternalRow): Unit = {
+    updateProjection.target(buffer)(joined(buffer, input))
+    var i = 0
+    while (i < imperatives.length) {
+      val (f, filter) = imperatives(i)
+      if (filter.isEmpty || filter.get.eval(input)) f.update(buffer, input)
+      i += 1
+    }
+  }
+
+  /** buffer := buffer ⊕ other; `other` comes after `buffer` in arrival order and is not changed. */
+  def merge(buffer: InternalRow, other: InternalRow): Unit = {
+    mergeProjection.target(buffer)(joined(buffer, other))
+    var i = 0
+    while (i < imperatives.length) {
+      imperatives(i)._1 match {
+        case t: TypedImperativeAggregate[_] => t.mergeBuffersObjects(buffer, other)
+        case f => f.merge(buffer, other)
+      }
+      i += 1
+    }
+  }
+
+  /** Replaces the serialised form of object buffers (as Spark's partial aggregation ships them). */
+  def fromSerialized(buffer: InternalRow): InternalRow = {
+    var i = 0
+    while (i < typed.length) {
+      val t = typed(i)._1
+      val off = typed(i)._2
+      buffer.update(off, t.deserialize(buffer.getBinary(off)))
+      i += 1
+    }
+    buffer
+  }
+
+  /** A row with one value per function. */
+  def evaluate(buffer: InternalRow): InternalRow = {
+    val out = new SpecificInternalRow(resultTypes)
+    evalProjection.target(out)(buffer)
+    var i = 0
+    while (i < imperativeResultIndex.length) {
+      out.update(imperativeResultIndex(i), imperatives(i)._1.eval(buffer))
+      i += 1
+    }
+    out
+  }
+
+  /** Number of buffer slots before the given function's (for reading a function's buffer directly). */
+  def offsetOf(functionIndex: Int): Int = offsets(functionIndex)
+}

@@ -1,0 +1,152 @@
+package streamwin.execution
+
+import scala.collection.mutable
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
+import org.apache.spark.sql.execution.SparkPlan
+
+import streamwin.engine.{AggregateEvaluator, TimeSliceEngine, WindowKind}
+import streamwin.spec.TimeWindowSpec
+
+/**
+ * groupBy over aligned time windows. Its child is Spark's own partial aggregation by
+ * (keys, slice start), so rows are pre-aggregated map-side before the shuffle; this operator merges
+ * the slices of each key in event-time order and hands them to the [[TimeSliceEngine]].
+ *
+ * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds.
+ *
+ * @param child output: keys, slice start, then the partial buffers of `functions`
+ */
+case class TimeWindowAggregateExec(
+    spec: TimeWindowSpec,
+    keys: Seq[Attribute],
+    slice: Attribute,
+    functions: Seq[AggregateFunction],
+    windowAttr: Attribute,
+    resultAttrs: Seq[Attribute],
+    child: SparkPlan) extends StreamWindowExec {
+
+  override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
+  // The functions read Spark's partial buffers, not the raw columns their expressions name.
+  override def references: AttributeSet = AttributeSet(keys :+ slice)
+
+  override def requiredChildDistribution: Seq[Distribution] =
+    if (keys.isEmpty) AllTuples :: Nil else ClusteredDistribution(keys) :: Nil
+  override def requiredChildOrdering: Seq[Seq[SortOrder]] = Seq((keys :+ slice).map(SortOrder(_, Ascending)))
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val (outRows, windows, windowed, skipped, peakMetric) = (longMetric("numOutputRows"),
+      longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
+      longMetric("peakBufferedRows"))
+    val childOutput = child.output
+    val sliceOrdinal = keys.size
+    val bufferOffset = keys.size + 1
+    child.execute().mapPartitions { input =>
+      val evaluator = new AggregateEvaluator(functions, functions.map(_ => None), Nil)
+      val rowCountSlot = evaluator.offsetOf(functions.size - 1)
+      val bufferTypes = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
+      val readBuffer = MutableProjection.create(bufferTypes.zipWithIndex.map { case (dt, i) =>
+        BoundReference(bufferOffset + i, dt, nullable = true)
+      })
+      val keyOf = UnsafeProjection.create(keys, childOutput)
+      val writer = new WindowRowWriter(output)
+      var key: InternalRow = null
+      var sliceStart = 0L
+      var sliceBuffer: InternalRow = null
+      val pending = new mutable.Queue[InternalRow]
+      val engine = new TimeSliceEngine(spec, evaluator, (start, end, values) => {
+        pending.enqueue(writer.aggregated(key, start, end, WindowKind.Final, values))
+        outRows += 1
+        windows += 1
+      })
+
+      new PushToPullIterator(pending) {
+
+        private def flushSlice(): Unit = if (sliceBuffer != null) {
+          val rows = sliceBuffer.getLong(rowCountSlot)
+          if (engine.addSlice(sliceStart, sliceBuffer)) windowed += rows else skipped += rows
+          sliceBuffer = null
+        }
+
+        private def finishKey(): Unit = if (key != null) {
+          flushSlice()
+          engine.finishKey()
+        }
+
+        override protected def advance(): Boolean = {
+          if (!input.hasNext) {
+            finishKey()
+            peakMetric.set(engine.peakBuffered)
+            return false
+          }
+          val row = input.next()
+          val k = keyOf(row)
+          if (key == null || k != key) {
+            finishKey()
+            key = k.copy()
+          }
+          if (row.isNullAt(sliceOrdinal)) {
+            skipped += row.getLong(bufferOffset + rowCountSlot)
+          } else {
+            val start = row.getLong(sliceOrdinal)
+            val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
+            if (sliceBuffer != null && start == sliceStart) {
+              // The same slice, pre-aggregated by another map task.
+              evaluator.merge(sliceBuffer, buffer)
+            } else {
+              flushSlice()
+              sliceStart = start
+              sliceBuffer = buffer
+            }
+          }
+          true
+        }
+      }
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowAggregateExec = copy(child = newChild)
+}
+
+/** select over aligned time windows: each row once per window holding it (a pure function of time). */
+case class TimeWindowAssignExec(
+    spec: TimeWindowSpec,
+    time: Attribute,
+    windowAttr: Attribute,
+    child: SparkPlan) extends StreamWindowExec {
+
+  override def output: Seq[Attribute] = child.output :+ windowAttr
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val (outRows, windowed, skipped) =
+      (longMetric("numOutputRows"), longMetric("rowsWindowed"), longMetric("rowsSkipped"))
+    val timeOrdinal = child.output.indexWhere(_.exprId == time.exprId)
+    child.execute().mapPartitions { input =>
+      val writer = new WindowRowWriter(output)
+      input.flatMap { row =>
+        if (row.isNullAt(timeOrdinal)) {
+          skipped += 1
+          Iterator.empty
+        } else {
+          val t = row.getLong(timeOrdinal)
+          if (spec.inGap(t)) {
+            skipped += 1
+            Iterator.empty
+          } else {
+            windowed += 1
+            spec.windowStartsHolding(t).map { start =>
+              outRows += 1
+              writer.tagged(row, start, start + spec.size, WindowKind.Final)
+            }
+          }
+        }
+      }
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowAssignExec = copy(child = newChild)
+}

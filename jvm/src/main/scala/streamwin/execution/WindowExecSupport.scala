@@ -1,0 +1,79 @@
+package streamwin.execution
+
+import scala.collection.mutable
+
+import org.apache.spark.SparkContext
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.execution.UnaryExecNode
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** What every streamwin physical operator shares: its metrics and the window column it produces. */
+trait StreamWindowExec extends UnaryExecNode {
+  def spec: streamwin.spec.WindowSpec
+  def windowAttr: Attribute
+  override lazy val metrics: Map[String, SQLMetric] = WindowMetrics.create(sparkContext)
+  override def producedAttributes: AttributeSet = AttributeSet(output.filterNot(child.outputSet.contains))
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName ${spec} ${output.map(_.name).mkString("[", ", ", "]")}"
+}
+
+/** The metrics every streamwin operator reports (Spark UI, and `executedPlan.metrics` in tests). */
+object WindowMetrics {
+  def create(sc: SparkContext): Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sc, "number of output rows"),
+    "windowsEmitted" -> SQLMetrics.createMetric(sc, "windows emitted"),
+    "rowsWindowed" -> SQLMetrics.createMetric(sc, "input rows in windows"),
+    "lateRowsDropped" -> SQLMetrics.createMetric(sc, "late rows dropped"),
+    "rowsSkipped" -> SQLMetrics.createMetric(sc, "rows skipped (null time or order, or between windows)"),
+    "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"))
+}
+
+/**
+ * Builds output rows: `key ++ window ++ aggregate values` (groupBy) or `input row ++ window`
+ * (select), where window is the struct (start, end, kind).
+ */
+final class WindowRowWriter(output: Seq[Attribute]) {
+  private val project = UnsafeProjection.create(output.zipWithIndex.map { case (a, i) =>
+    BoundReference(i, a.dataType, a.nullable)
+  })
+  private val inner = new JoinedRow
+  private val outer = new JoinedRow
+  private val windowHolder = new GenericInternalRow(1)
+
+  private def struct(start: Any, end: Any, kind: UTF8String): InternalRow =
+    new GenericInternalRow(Array[Any](start, end, kind))
+
+  def aggregated(key: InternalRow, start: Any, end: Any, kind: UTF8String, values: InternalRow): InternalRow = {
+    windowHolder.update(0, struct(start, end, kind))
+    project(outer(key, inner(windowHolder, values))).copy()
+  }
+
+  def tagged(row: InternalRow, start: Any, end: Any, kind: UTF8String): InternalRow = {
+    windowHolder.update(0, struct(start, end, kind))
+    project(outer(row, windowHolder)).copy()
+  }
+}
+
+/**
+ * Turns a push-style engine into the pull-style iterator Spark wants: `advance()` consumes input
+ * (one row, or the end of input) and the engine's output lands in `pending`.
+ * (Passing `pending` in lets the engine's callbacks be built before the iterator.)
+ */
+abstract class PushToPullIterator(pending: mutable.Queue[InternalRow]) extends Iterator[InternalRow] {
+  def this() = this(new mutable.Queue[InternalRow])
+  private var finished = false
+
+  /** Processes more input; returns false once the input is exhausted and the engine flushed. */
+  protected def advance(): Boolean
+
+  override def hasNext: Boolean = {
+    while (pending.isEmpty && !finished) finished = !advance()
+    pending.nonEmpty
+  }
+  override def next(): InternalRow = {
+    if (!hasNext) throw new NoSuchElementException
+    pending.dequeue()
+  }
+}

@@ -1,0 +1,168 @@
+"""The window functions. Each builds a Column that calls one of the jar's SQL functions (``sw_*``),
+so the same call works in classic PySpark and, where the server has the jar, under Spark Connect.
+
+Arguments follow :mod:`pyspark.sql.functions`: a column is a name or a :class:`Column`; durations
+are Spark interval strings (``"10 seconds"``, ``"1 minute"``) or :class:`datetime.timedelta`.
+Every argument is validated by the jar at analysis time: a bad one raises an ``AnalysisException``
+that names it and says what is allowed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Iterable, Optional, Union
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+ColumnOrName = Union[Column, str]
+DurationLike = Union[str, datetime.timedelta]
+
+# Policies whose value is a column (a name or a Column) rather than a literal.
+_COLUMN_POLICIES = {"order_by"}
+_MULTI_COLUMN_POLICIES = {"partition_by"}
+
+
+def _to_col(value: ColumnOrName) -> Column:
+    return value if isinstance(value, Column) else F.col(value)
+
+
+def _duration(name: str, value: DurationLike) -> Column:
+    if isinstance(value, bool) or not isinstance(value, (str, datetime.timedelta)):
+        raise TypeError(
+            f"argument `{name}` must be a duration such as '10 seconds' or a datetime.timedelta, "
+            f"got {type(value).__name__}"
+        )
+    return F.lit(value)
+
+
+def _literal(name: str, value: object) -> Column:
+    if isinstance(value, Column):
+        return value
+    if isinstance(value, (str, int, float, bool, datetime.timedelta)):
+        return F.lit(value)
+    raise TypeError(f"argument `{name}` has unsupported type {type(value).__name__}")
+
+
+def _window(function: str, required: list[Column], options: dict[str, object]) -> Column:
+    args = list(required)
+    for name, value in options.items():
+        if value is None:
+            continue
+        if name in _COLUMN_POLICIES:
+            args += [F.lit(name), _to_col(value)]  # type: ignore[arg-type]
+        elif name in _MULTI_COLUMN_POLICIES:
+            values: Iterable[ColumnOrName] = [value] if isinstance(value, (str, Column)) else value  # type: ignore[assignment]
+            for v in values:
+                args += [F.lit(name), _to_col(v)]
+        elif isinstance(value, datetime.timedelta):
+            args += [F.lit(name), _duration(name, value)]
+        else:
+            args += [F.lit(name), _literal(name, value)]
+    return F.call_function(function, *args).alias("window")
+
+
+def tumbling(
+    time: ColumnOrName,
+    size: DurationLike,
+    *,
+    offset: Optional[DurationLike] = None,
+    **policies: object,
+) -> Column:
+    """Tumbling event-time windows ``[offset + k*size, offset + (k+1)*size)``.
+
+    Windows align to the UTC epoch plus ``offset`` (as Spark's ``window()``, Flink and Quix do).
+    Grouped, it gives one row per non-empty window with ``window.kind = "final"``; selected, it tags
+    each row with its window. Rows with a null time are skipped (and counted in the metrics).
+
+    Parameters
+    ----------
+    time : column name or Column
+        Event time, a TIMESTAMP or TIMESTAMP_NTZ column.
+    size : str or datetime.timedelta
+        Window length, e.g. ``"10 seconds"``.
+    offset : str or datetime.timedelta, optional
+        Shift of the window grid from the epoch (may be negative).
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (4), (12) AS t(s)")
+    >>> out = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("total"))
+    >>> [(r.window.start.second, r.window.end.second, r.window.kind, r.total) for r in out.orderBy("window").collect()]
+    [(0, 10, 'final', 5), (10, 20, 'final', 12)]
+    """
+    return _window("sw_tumbling", [_to_col(time), _duration("size", size)], {"offset": offset, **policies})
+
+
+def hopping(
+    time: ColumnOrName,
+    size: DurationLike,
+    step: DurationLike,
+    *,
+    offset: Optional[DurationLike] = None,
+    **policies: object,
+) -> Column:
+    """Hopping event-time windows of length ``size`` starting every ``step``.
+
+    A row belongs to every window holding it (``size / step`` of them when ``step`` divides
+    ``size``). With ``step > size`` there are gaps between windows; rows in a gap belong to no
+    window and are counted as skipped. Aggregation pre-aggregates per slice, so the cost does not
+    grow with ``size / step``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS ts FROM VALUES (1), (6) AS t(s)")
+    >>> out = df.groupBy(sw.hopping("ts", "10 seconds", "5 seconds")).agg(F.count("*").alias("n"))
+    >>> [(r.window.start.second, r.n) for r in out.orderBy("window").collect()]
+    [(55, 1), (0, 2), (5, 1)]
+    """
+    return _window(
+        "sw_hopping",
+        [_to_col(time), _duration("size", size), _duration("step", step)],
+        {"offset": offset, **policies},
+    )
+
+
+def count(
+    size: int,
+    *,
+    step: Optional[int] = None,
+    order_by: Optional[ColumnOrName] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """Count windows: ``size`` rows each, a new one starting every ``step`` rows, per key.
+
+    Rows of each key (the other ``groupBy`` columns, or ``partition_by`` in a select) are taken in
+    ``order_by`` order (required: e.g. a Kafka offset or an ingestion sequence; two rows of one key
+    with the same value are an error). Windows start at the key's rows 0, step, 2*step, ...
+    (KX ``count[size; frequency]``, Quix tumbling/hopping/sliding count windows, SPL ``count(N)``):
+    ``step=None`` gives tumbling windows, ``step=1`` sliding ones. ``window.start``/``window.end`` are
+    the first and last member's ``order_by`` value; a window still incomplete at the end of the input
+    has ``kind = "partial"``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.range(5).withColumnRenamed("id", "seq")
+    >>> out = df.groupBy(sw.count(2, order_by="seq")).agg(F.sum("seq").alias("total"))
+    >>> [(r.window.start, r.window.end, r.window.kind, r.total) for r in out.orderBy("window").collect()]
+    [(0, 1, 'final', 1), (2, 3, 'final', 5), (4, 4, 'partial', 4)]
+    """
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"argument `size` must be a positive whole number of rows, got {type(size).__name__}")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        raise TypeError(f"argument `step` must be a positive whole number of rows, got {type(step).__name__}")
+    return _window(
+        "sw_count",
+        [F.lit(size)],
+        {"step": step, "order_by": order_by, "partition_by": partition_by, **policies},
+    )
