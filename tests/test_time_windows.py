@@ -231,3 +231,12 @@ def test_grouping_by_an_expression_and_selecting_window_fields(spark):
            .select("parity", F.col("window.start").alias("start"), "s"))
     assert sorted((r.parity, micros(r.start) // SECOND, r.s) for r in out.collect()) == [
         (0, 0, 20), (0, 10, 70), (1, 0, 25), (1, 10, 75)]
+
+
+def test_renamed_window_column(spark):
+    df = spark.createDataFrame([(ts(SECOND), 1), (ts(15 * SECOND), 2)], "ts timestamp, v int")
+    grouped = df.groupBy(sw.tumbling("ts", "10 seconds").alias("w")).agg(F.sum("v").alias("s"))
+    assert grouped.columns == ["w", "s"]
+    assert sorted((micros(r.w.start) // SECOND, r.s) for r in grouped.collect()) == [(0, 1), (10, 2)]
+    tagged = df.select("v", sw.tumbling("ts", "10 seconds").alias("w"))
+    assert tagged.columns == ["v", "w"] and sorted(r.w.kind for r in tagged.collect()) == ["final", "final"]

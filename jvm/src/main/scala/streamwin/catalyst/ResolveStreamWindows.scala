@@ -22,6 +22,10 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     case a: Aggregate if a.childrenResolved && a.groupingExpressions.exists(containsWindow) &&
         a.expressions.forall(_.resolved) =>
       rewriteAggregate(a)
+    case a: Aggregate if a.childrenResolved && a.aggregateExpressions.exists(containsWindow) =>
+      val w = a.aggregateExpressions.flatMap(_.collectFirst { case w: StreamWindow => w }).head
+      throw StreamwinErrors.misuse(w.spec.function,
+        "a window column used in agg(...) must also be in groupBy(...): df.groupBy(keys..., window).agg(...)")
     case p: Project if p.childrenResolved && p.projectList.exists(containsWindow) &&
         p.projectList.forall(_.resolved) =>
       rewriteProject(p)
@@ -29,19 +33,15 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
 
   private def containsWindow(e: Expression): Boolean = e.exists(_.isInstanceOf[StreamWindow])
 
-  /** The window of a top-level window column (possibly aliased), or None. */
+  /** The window of a top-level window column (possibly aliased, even twice: a renamed window), or None. */
   private def topLevelWindow(e: Expression): Option[StreamWindow] = e match {
     case w: StreamWindow => Some(w)
-    case Alias(w: StreamWindow, _) => Some(w)
+    case Alias(child, _) => topLevelWindow(child)
     case _ => None
   }
 
   private def rejectNested(e: Expression): Unit = {
-    val inner = e match {
-      case Alias(w: StreamWindow, _) => w.children
-      case w: StreamWindow => w.children
-      case other => Seq(other)
-    }
+    val inner = topLevelWindow(e).map(_.children).getOrElse(Seq(e))
     inner.foreach(_.collectFirst { case w: StreamWindow => w }.foreach { w =>
       throw StreamwinErrors.misuse(w.spec.function,
         s"a window column cannot be used inside another expression (${toPrettySQL(e)}); " +

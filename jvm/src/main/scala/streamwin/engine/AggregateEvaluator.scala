@@ -25,11 +25,13 @@ final class AggregateEvaluator(
   val bufferWidth: Int = functions.map(_.aggBufferAttributes.size).sum
   private val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
 
-  // Imperative functions address their slots by offset; both buffers share the same layout.
+  // Imperative functions evaluate their inputs themselves (so they are bound to the input schema)
+  // and address their slots by offset; both buffers of a merge share the same layout.
   private val imperatives: Array[(ImperativeAggregate, Option[BasePredicate])] =
     functions.zip(offsets).zip(filters).collect {
       case ((f: ImperativeAggregate, off), filter) =>
-        (f.withNewMutableAggBufferOffset(off).withNewInputAggBufferOffset(off),
+        val bound = BindReferences.bindReference(f, AttributeSeq(inputSchema), allowFailures = true)
+        (bound.withNewMutableAggBufferOffset(off).withNewInputAggBufferOffset(off),
           filter.map(p => Predicate.create(p, inputSchema)))
     }.toArray
   private val typed: Array[(TypedImperativeAggregate[_], Int)] =

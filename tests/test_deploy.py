@@ -1,0 +1,83 @@
+"""The jar alone is enough: spark-submit --jars, and executors in separate JVMs (local-cluster)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import streamwin as sw
+
+ROOT = Path(__file__).resolve().parent.parent
+SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
+
+APP = textwrap.dedent(
+    """
+    import json, sys
+    from pyspark.sql import SparkSession, functions as F
+    import streamwin as sw
+
+    # No streamwin.configure(...) and no spark.sql.extensions: the jar registers itself.
+    spark = SparkSession.builder.appName("streamwin-deploy-check").getOrCreate()
+    sc = spark.sparkContext
+    df = spark.range(0, 3000, numPartitions=6).select(
+        (F.col("id") % 7).alias("k"), F.timestamp_seconds("id").alias("ts"), F.col("id").alias("v"))
+    tumbling = df.groupBy("k", sw.tumbling("ts", "100 seconds")).agg(F.sum("v").alias("s"))
+    counted = df.groupBy("k", sw.count(10, step=5, order_by="v")).agg(F.max("v").alias("m"))
+    sql = spark.sql("SELECT count(*) AS n FROM (SELECT sw_count(3, 'order_by', id) AS w FROM range(10))")
+    result = {
+        "executors": len(sc._jsc.sc().statusTracker().getExecutorInfos()) - 1,
+        "tumbling_windows": tumbling.count(),
+        "tumbling_total": tumbling.agg(F.sum("s")).first()[0],
+        "count_windows": counted.count(),
+        "tagged_rows": sql.first().n,
+    }
+    print("RESULT " + json.dumps(result))
+    spark.stop()
+    """
+)
+
+
+def run_app(tmp_path: Path, master: str, extra: list[str]) -> dict:
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    cmd = [str(SPARK_SUBMIT), "--master", master, "--jars", sw.jar_path(), "--conf", "spark.ui.enabled=false",
+           *extra, str(app)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, f"spark-submit failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+EXPECTED = {
+    # 3000 one-second rows over 7 keys: every key has a row in each of the 30 windows of 100 s.
+    "tumbling_windows": 7 * 30,
+    "tumbling_total": sum(range(3000)),
+    # Each key holds 428 or 429 rows; windows start every 5 rows: ceil(n / 5) windows per key.
+    "count_windows": sum(-(-len(range(k, 3000, 7)) // 5) for k in range(7)),
+    # 10 rows, windows of 3: every row is tagged once.
+    "tagged_rows": 10,
+}
+
+
+def test_spark_submit_with_jars_only(tmp_path):
+    result = run_app(tmp_path, "local[2]", [])
+    assert {k: result[k] for k in EXPECTED} == EXPECTED
+
+
+def test_local_cluster_executors_load_the_jar(tmp_path):
+    # Two executors, each a separate JVM with one core and 1 GiB: the jar reaches them through --jars.
+    result = run_app(tmp_path, "local-cluster[2,1,1024]", ["--conf", "spark.executor.memory=1g"])
+    assert result["executors"] == 2
+    assert {k: result[k] for k in EXPECTED} == EXPECTED
+
+
+def test_jar_path_is_bundled_in_the_package():
+    assert Path(sw.jar_path()).is_file()
+    assert Path(sw.jar_path()).name == "streamwin.jar"

@@ -1,0 +1,110 @@
+"""Bad specifications fail at analysis with an AnalysisException naming the argument and what is allowed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+import streamwin as sw
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    return spark.sql("SELECT 'a' AS k, TIMESTAMP'2024-01-01 00:00:00' AS ts, 1L AS seq, 2.0 AS v, "
+                     "true AS flag, array(1) AS arr, 'x' AS s")
+
+
+# (description, how to build the failing query from df, regex the message must match)
+CASES = [
+    ("zero size", lambda d: d.groupBy(sw.tumbling("ts", "0 seconds")).count(),
+     r"sw_tumbling: argument `size` must be positive"),
+    ("negative size", lambda d: d.groupBy(sw.tumbling("ts", "-5 seconds")).count(),
+     r"sw_tumbling: argument `size` must be positive"),
+    ("unparsable size", lambda d: d.groupBy(sw.tumbling("ts", "ten seconds")).count(),
+     r"sw_tumbling: argument `size` must be a duration such as '10 seconds'.*cannot parse 'ten seconds'"),
+    ("months are not fixed", lambda d: d.groupBy(sw.tumbling("ts", "1 month")).count(),
+     r"sw_tumbling: argument `size` must be a fixed duration; months and years vary"),
+    ("numeric size", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.lit(10))).count(),
+     r"sw_tumbling: argument `size` must be a duration"),
+    ("null size", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.lit(None))).count(),
+     r"sw_tumbling: argument `size` must be a duration.*not NULL"),
+    ("size from a column", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.col("s"))).count(),
+     r"sw_tumbling: argument `size` must be a duration"),
+    ("string time column", lambda d: d.groupBy(sw.tumbling("s", "1 second")).count(),
+     r"sw_tumbling: argument `time` must be a TIMESTAMP or TIMESTAMP_NTZ column, got STRING"),
+    ("numeric time column", lambda d: d.groupBy(sw.hopping("seq", "2 seconds", "1 second")).count(),
+     r"sw_hopping: argument `time` must be a TIMESTAMP or TIMESTAMP_NTZ column, got BIGINT"),
+    ("zero step", lambda d: d.groupBy(sw.hopping("ts", "10 seconds", "0 seconds")).count(),
+     r"sw_hopping: argument `step` must be positive"),
+    ("bad offset", lambda d: d.groupBy(sw.tumbling("ts", "10 seconds", offset="soon")).count(),
+     r"sw_tumbling: argument `offset` must be a duration"),
+    ("unknown option", lambda d: d.groupBy(sw.tumbling("ts", "10 seconds", latenes="1 second")).count(),
+     r"sw_tumbling: argument `latenes` is not an option of sw_tumbling; allowed options: offset"),
+    ("missing step", lambda d: d.groupBy(F.call_function("sw_hopping", F.col("ts"), F.lit("1 second"))).count(),
+     r"sw_hopping: missing required argument `step`"),
+    ("odd option list", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.lit("1 second"), F.lit("offset"))).count(),
+     r"sw_tumbling: options must come as pairs of a name and a value"),
+    ("option name not a string", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.lit("1 second"), F.lit(1), F.lit(2))).count(),
+     r"sw_tumbling: expected an option name \(a string literal\)"),
+    ("option twice", lambda d: d.groupBy(F.call_function("sw_tumbling", F.col("ts"), F.lit("1 second"), F.lit("offset"), F.lit("1 second"), F.lit("offset"), F.lit("2 seconds"))).count(),
+     r"sw_tumbling: argument `offset` is given more than once"),
+    ("count size zero", lambda d: d.groupBy(sw.count(0, order_by="seq")).count(),
+     r"sw_count: argument `size` must be a positive whole number of rows, got 0"),
+    ("count size negative", lambda d: d.groupBy(sw.count(-3, order_by="seq")).count(),
+     r"sw_count: argument `size` must be a positive whole number of rows, got -3"),
+    ("count size fractional", lambda d: d.groupBy(F.call_function("sw_count", F.lit(2.5), F.lit("order_by"), F.col("seq"))).count(),
+     r"sw_count: argument `size` must be a positive whole number of rows"),
+    ("count step zero", lambda d: d.groupBy(sw.count(3, step=0, order_by="seq")).count(),
+     r"sw_count: argument `step` must be a positive whole number of rows, got 0"),
+    ("count step above size", lambda d: d.groupBy(sw.count(3, step=4, order_by="seq")).count(),
+     r"sw_count: argument `step` must not exceed size \(4 > 3\)"),
+    ("count without order", lambda d: d.groupBy(sw.count(3)).count(),
+     r"sw_count: argument `order_by` is required"),
+    ("count ordered by an array", lambda d: d.groupBy(sw.count(3, order_by="arr")).count(),
+     r"sw_count: argument `order_by` must be a numeric, string, date or timestamp column, got ARRAY<INT>"),
+    ("partition_by in groupBy", lambda d: d.groupBy(sw.count(3, order_by="seq", partition_by="k")).count(),
+     r"sw_count: argument `partition_by` is only for select"),
+    ("unknown count option", lambda d: d.groupBy(sw.count(3, order_by="seq", allign="end")).count(),
+     r"sw_count: argument `allign` is not an option of sw_count; allowed options: step, order_by, partition_by"),
+    ("two windows", lambda d: d.groupBy(sw.tumbling("ts", "1 second"), sw.hopping("ts", "2 seconds", "1 second")).count(),
+     r"a query can group by one window column only, found 2"),
+    ("window in an expression", lambda d: d.select(sw.tumbling("ts", "1 second").getField("start")),
+     r"sw_tumbling: a window column cannot be used inside another expression"),
+    ("window in a filter", lambda d: d.where(sw.tumbling("ts", "1 second").isNotNull()),
+     r"sw_tumbling: a window column can only be used directly in groupBy\(...\) or select\(...\), not in Filter"),
+    ("window aggregated without groupBy", lambda d: d.agg(F.count("*"), sw.tumbling("ts", "1 second")),
+     r"sw_tumbling: a window column used in agg\(...\) must also be in groupBy"),
+    ("distinct aggregate", lambda d: d.groupBy(sw.tumbling("ts", "1 second")).agg(F.count_distinct("v")),
+     r"sw_tumbling: DISTINCT aggregates are not supported in windows.*approx_count_distinct"),
+    ("column neither grouped nor aggregated", lambda d: d.groupBy(sw.tumbling("ts", "1 second")).agg((F.col("v") + F.sum("v")).alias("x")),
+     r"sw_tumbling: `v` in .* is neither grouped nor aggregated"),
+    ("two windows in one select", lambda d: d.select(sw.tumbling("ts", "1 second"), sw.tumbling("ts", "2 seconds").alias("w2")),
+     r"a select can hold one window column only"),
+]
+
+
+@pytest.mark.parametrize("build,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_spec_is_an_analysis_exception(df, build, pattern):
+    with pytest.raises(AnalysisException, match=pattern):
+        build(df).collect()
+
+
+def test_python_side_type_errors_name_the_argument():
+    with pytest.raises(TypeError, match=r"argument `size` must be a duration"):
+        sw.tumbling("ts", 10)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"argument `step` must be a duration"):
+        sw.hopping("ts", "10 seconds", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"argument `size` must be a positive whole number of rows"):
+        sw.count("10", order_by="seq")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"argument `step` must be a positive whole number of rows"):
+        sw.count(10, step=1.5, order_by="seq")  # type: ignore[arg-type]
+
+
+def test_timedelta_and_interval_arguments(df):
+    a = df.groupBy(sw.hopping("ts", dt.timedelta(seconds=10), dt.timedelta(seconds=5))).count().collect()
+    b = df.groupBy(F.call_function("sw_hopping", F.col("ts"), F.expr("INTERVAL 10 SECONDS"),
+                                   F.expr("INTERVAL '5' SECOND"))).count().collect()
+    assert [r[0] for r in a] == [r[0] for r in b] and len(a) == 2
