@@ -55,7 +55,8 @@ lazy val root = (project in file("."))
     dist := {
       val jar = (Compile / packageBin).value
       val bundled = baseDirectory.value / "python" / "streamwin" / "jars" / "streamwin.jar"
-      IO.copyFile(jar, bundled)
+      // Copy only when changed: a running Spark may have the bundled jar open.
+      if (!bundled.exists || !(Hash(jar) sameElements Hash(bundled))) IO.copyFile(jar, bundled)
       streams.value.log.info(s"streamwin.jar -> $jar and $bundled (Spark $sparkVersion)")
       jar
     }

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.DataType
  * @param functions aggregate functions whose inputs are bound against `inputSchema`
  * @param filters   one FILTER (WHERE …) predicate per function, over `inputSchema` (None: no filter)
  */
-final class AggregateEvaluator(
+class AggregateEvaluator(
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     inputSchema: Seq[Attribute]) {

@@ -1,0 +1,112 @@
+"""streamwin against the best Spark-native formulation of the same result, on the same data.
+
+    .venv/bin/python benchmarks/run.py                 # 10M rows over 1000 keys (the reference run)
+    .venv/bin/python benchmarks/run.py --rows 2000000  # quicker
+    .venv/bin/python benchmarks/run.py --only hopping  # cases whose name contains "hopping"
+
+Data: ``rows`` readings over 1000 keys (sensors), 10 readings per key per second of event time
+(row i: key i % 1000, event time i * 100 us, value i % 97, sequence i). It is generated once and
+cached, so both sides read the same in-memory rows. Each query runs to completion into Spark's
+``noop`` sink; each side runs ``--repeat`` times and the best time counts. Runs on local[2].
+Prints rows/s (input rows per second) for both and the ratio spark_time / streamwin_time (above 1:
+streamwin is faster), with the goal the issue sets, and writes the table as JSON to
+benchmarks/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+import streamwin as sw
+
+
+def timed(build: Callable[[], DataFrame], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        build().write.format("noop").mode("overwrite").save()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cases(df: DataFrame) -> list[tuple[str, Callable[[], DataFrame], Callable[[], DataFrame], str]]:
+    aggs = [F.sum("v").alias("s"), F.count("*").alias("n")]
+
+    def time_case(name: str, ours, theirs, goal: str):
+        return (name, lambda: df.groupBy("k", ours()).agg(*aggs), lambda: df.groupBy("k", theirs()).agg(*aggs), goal)
+
+    rows_frame = Window.partitionBy("k").orderBy("seq").rowsBetween(0, 99)
+    return [
+        time_case("tumbling 10s", lambda: sw.tumbling("ts", "10 seconds"), lambda: F.window("ts", "10 seconds"),
+                  ">= 1x"),
+        time_case("hopping 10s/1s", lambda: sw.hopping("ts", "10 seconds", "1 second"),
+                  lambda: F.window("ts", "10 seconds", "1 second"), ""),
+        time_case("hopping 60s/1s", lambda: sw.hopping("ts", "60 seconds", "1 second"),
+                  lambda: F.window("ts", "60 seconds", "1 second"), ">= 20x, <= 2x own tumbling"),
+        ("count tumbling 100",
+         lambda: df.groupBy("k", sw.count(100, order_by="seq")).agg(*aggs),
+         lambda: df.withColumn("bucket", F.floor((F.row_number().over(Window.partitionBy("k").orderBy("seq")) - 1) / 100))
+         .groupBy("k", "bucket").agg(*aggs, F.min("seq").alias("start"), F.max("seq").alias("end")),
+         ""),
+        ("count sliding 100 (sum, max)",
+         lambda: df.groupBy("k", sw.count(100, step=1, order_by="seq")).agg(F.sum("v").alias("s"), F.max("v").alias("m")),
+         lambda: df.select("k", "seq", F.sum("v").over(rows_frame).alias("s"), F.max("v").over(rows_frame).alias("m")),
+         ">= 3x"),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
+    args = parser.parse_args()
+
+    builder = (SparkSession.builder.master("local[2]").appName("streamwin-benchmarks")
+               .config("spark.driver.memory", "12g").config("spark.sql.shuffle.partitions", "8")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC"))
+    spark = sw.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    df = spark.range(args.rows, numPartitions=8).select(
+        (F.col("id") % args.keys).alias("k"),
+        F.timestamp_micros(F.col("id") * 100).alias("ts"),
+        (F.col("id") % 97).alias("v"),
+        F.col("id").alias("seq"),
+    ).cache()
+    df.count()
+
+    results = []
+    print(f"{args.rows:,} rows, {args.keys} keys, local[2], best of {args.repeat}")
+    print(f"{'case':32} {'streamwin rows/s':>17} {'spark rows/s':>14} {'ratio':>8}  goal")
+    for name, ours, theirs, goal in cases(df):
+        if args.only and args.only not in name:
+            continue
+        ours_s = timed(ours, args.repeat)
+        theirs_s = timed(theirs, args.repeat)
+        row = {"case": name, "rows": args.rows, "streamwin_s": round(ours_s, 3), "spark_s": round(theirs_s, 3),
+               "streamwin_rows_per_s": round(args.rows / ours_s), "spark_rows_per_s": round(args.rows / theirs_s),
+               "ratio": round(theirs_s / ours_s, 2), "goal": goal}
+        results.append(row)
+        print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x  {goal}",
+              flush=True)
+    by_name = {r["case"]: r for r in results}
+    if "hopping 60s/1s" in by_name and "tumbling 10s" in by_name:
+        own = by_name["hopping 60s/1s"]["streamwin_s"] / by_name["tumbling 10s"]["streamwin_s"]
+        print(f"hopping 60s/1s takes {own:.2f}x streamwin's own tumbling 10s time (goal <= 2x)")
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

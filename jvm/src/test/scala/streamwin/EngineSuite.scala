@@ -1,0 +1,131 @@
+package streamwin
+
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate._
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types.LongType
+import org.apache.spark.unsafe.types.UTF8String
+import org.scalatest.funsuite.AnyFunSuite
+
+import streamwin.engine._
+import streamwin.spec.{CountWindowSpec, TimeWindowSpec}
+
+/** The engine on its own, against naive models, with Spark's real aggregate functions. */
+class EngineSuite extends AnyFunSuite {
+  private val v = AttributeReference("v", LongType)()
+  private def functions: Seq[AggregateFunction] =
+    Seq(Sum(v), Max(v), Min(v), First(v, ignoreNulls = false), Last(v, ignoreNulls = false), CollectList(v), Count(v))
+  private def evaluator = new AggregateEvaluator(functions, functions.map(_ => None), Seq(v))
+  private def row(x: Long): InternalRow = new GenericInternalRow(Array[Any](x))
+
+  /** (sum, max, min, first, last, list, count) of values, as the evaluator reports them. */
+  private def expected(xs: Seq[Long]): Seq[Any] =
+    if (xs.isEmpty) Seq(null, null, null, null, null, Seq.empty, 0L)
+    else Seq(xs.sum, xs.max, xs.min, xs.head, xs.last, xs, xs.size.toLong)
+
+  private def actual(r: InternalRow): Seq[Any] = Seq(
+    if (r.isNullAt(0)) null else r.getLong(0), if (r.isNullAt(1)) null else r.getLong(1),
+    if (r.isNullAt(2)) null else r.getLong(2), if (r.isNullAt(3)) null else r.getLong(3),
+    if (r.isNullAt(4)) null else r.getLong(4), r.getArray(5).toLongArray().toSeq, r.getLong(6))
+
+  test("FIFO aggregate equals the aggregate of the queue after any push/evict sequence") {
+    val rnd = new Random(7)
+    for (_ <- 1 to 30) {
+      val ev = evaluator
+      val fifo = new FifoAggregator(ev)
+      val queue = scala.collection.mutable.Queue[Long]()
+      for (_ <- 1 to 300) {
+        if (queue.nonEmpty && rnd.nextInt(3) == 0) { fifo.evictOldest(); queue.dequeue() }
+        else {
+          val x = rnd.nextInt(1000).toLong - 500
+          val b = ev.newBuffer(); ev.update(b, row(x)); fifo.push(b); queue.enqueue(x)
+        }
+        assert(fifo.size == queue.size)
+        assert(actual(fifo.result()) == expected(queue.toSeq))
+      }
+    }
+  }
+
+  test("FIFO merges do not grow with the window: O(1) amortised per element") {
+    var merges = 0L
+    val counting = new AggregateEvaluator(Seq(Sum(v)), Seq(None), Seq(v)) {
+      override def merge(buffer: InternalRow, other: InternalRow): Unit = { merges += 1; super.merge(buffer, other) }
+    }
+    for (window <- Seq(10, 1000)) {
+      merges = 0
+      val fifo = new FifoAggregator(counting)
+      val n = 20000
+      for (i <- 0 until n) {
+        val b = counting.newBuffer(); counting.update(b, row(i)); fifo.push(b)
+        if (fifo.size > window) fifo.evictOldest()
+        fifo.result()
+      }
+      assert(merges <= 4L * n, s"window $window: $merges merges for $n elements")
+    }
+  }
+
+  /** Records emitted windows as (start, end, kind, members). */
+  private class Recorder extends WindowContents {
+    val held = scala.collection.mutable.ArrayDeque[Long]()
+    val out = scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()
+    override def append(r: InternalRow): Unit = held.append(r.getLong(0))
+    override def evictOldest(): Unit = held.removeHead()
+    override def clear(): Unit = held.clear()
+    override def emit(start: Any, end: Any, kind: UTF8String): Unit = out += ((start, end, kind.toString, held.toSeq))
+  }
+
+  test("count engine: windows start every step rows and hold size rows; the rest is partial") {
+    for (size <- 1 to 6; step <- 1 to size; n <- 0 to 14) {
+      val rec = new Recorder
+      val engine = new CountWindowEngine(CountWindowSpec(size, step), rec)
+      engine.startKey()
+      (0 until n).foreach(i => engine.addRow(i * 10L, row(i)))
+      engine.finishKey()
+      val model = (0 until n by step).map { s =>
+        val members = (s until math.min(s + size, n)).map(_.toLong)
+        (members.head * 10, members.last * 10, if (members.size == size) "final" else "partial", members)
+      }
+      assert(rec.out.map(w => (w._1, w._2, w._3, w._4)).sortBy(w => (w._1.asInstanceOf[Long], w._3)) ==
+        model.sortBy(w => (w._1, w._3)), s"size=$size step=$step n=$n")
+      assert(engine.windowsEmitted == model.size)
+      assert(engine.peakBuffered <= size)
+    }
+  }
+
+  test("KX count[10] on til 25: two full windows, five rows emitted as partial on teardown") {
+    val rec = new Recorder
+    val engine = new CountWindowEngine(CountWindowSpec(10, 10), rec)
+    engine.startKey()
+    (0 until 25).foreach(i => engine.addRow(i.toLong, row(i)))
+    assert(rec.out.map(_._3) == Seq("final", "final"))
+    engine.finishKey()
+    assert(rec.out.map(w => (w._3, w._4.size)) == Seq(("final", 10), ("final", 10), ("partial", 5)))
+  }
+
+  test("time slices: windows equal the sum of the rows they hold, for any size, step and offset") {
+    val rnd = new Random(11)
+    for (_ <- 1 to 200) {
+      val size = 1 + rnd.nextInt(12)
+      val step = 1 + rnd.nextInt(12)
+      val spec = TimeWindowSpec("sw_hopping", size, step, rnd.nextInt(30) - 15)
+      val times = Seq.fill(rnd.nextInt(40))(rnd.nextInt(200).toLong - 100).sorted
+      val ev = new AggregateEvaluator(Seq(Sum(v)), Seq(None), Seq(v))
+      val got = scala.collection.mutable.Map[(Long, Long), Long]()
+      val engine = new TimeSliceEngine(spec, ev, (s, e, r) => {
+        assert(!got.contains((s, e)), "a window is emitted once")
+        got((s, e)) = r.getLong(0)
+      })
+      engine.startKey()
+      times.groupBy(spec.sliceStart).toSeq.sortBy(_._1).foreach { case (slice, ts) =>
+        val b = ev.newBuffer(); ts.foreach(t => ev.update(b, row(t))); engine.addSlice(slice, b)
+      }
+      engine.finishKey()
+      val model = times.flatMap(t => spec.windowStartsHolding(t).map(s => (s, s + size) -> t))
+        .groupBy(_._1).map { case (w, ts) => w -> ts.map(_._2).sum }
+      assert(got.toMap == model, s"$spec on $times")
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package streamwin
+
+import java.sql.Timestamp
+
+import org.apache.spark.sql.{AnalysisException, Encoder, Encoders, SparkSession}
+import org.apache.spark.sql.expressions.Aggregator
+import org.apache.spark.sql.functions._
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import streamwin.api.functions.{count => countWindow, hopping, tumbling}
+
+/** Sum of squares as a typed Scala Aggregator (a TypedImperativeAggregate once registered as a UDAF). */
+object SumOfSquares extends Aggregator[Long, Long, Long] {
+  override def zero: Long = 0L
+  override def reduce(b: Long, a: Long): Long = b + a * a
+  override def merge(b1: Long, b2: Long): Long = b1 + b2
+  override def finish(r: Long): Long = r
+  override def bufferEncoder: Encoder[Long] = Encoders.scalaLong
+  override def outputEncoder: Encoder[Long] = Encoders.scalaLong
+}
+
+/** Scala users: the functions object, SQL, and a Scala Aggregator UDAF, on a real local Spark. */
+class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
+  // The extension is found on the classpath (META-INF/services), exactly as with --jars.
+  private lazy val spark = SparkSession.builder().master("local[2]")
+    .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
+    .config("spark.sql.session.timeZone", "UTC").getOrCreate()
+
+  override def afterAll(): Unit = spark.stop()
+
+  private def ts(seconds: Long) = new Timestamp(seconds * 1000)
+
+  test("tumbling and hopping from Scala equal Spark's window()") {
+    import spark.implicits._
+    val df = (0L until 200L).map(i => (i % 3, ts(i * 7 % 173), i)).toDF("k", "ts", "v").repartition(4)
+    for ((ours, theirs) <- Seq(
+      tumbling(col("ts"), "10 seconds") -> window(col("ts"), "10 seconds"),
+      hopping(col("ts"), "30 seconds", "10 seconds", "5 seconds") -> window(col("ts"), "30 seconds", "10 seconds", "5 seconds"))) {
+      val a = df.groupBy(col("k"), ours).agg(sum("v"), max("v")).select("k", "window.start", "window.end", "sum(v)", "max(v)")
+      val b = df.groupBy(col("k"), theirs).agg(sum("v"), max("v")).select("k", "window.start", "window.end", "sum(v)", "max(v)")
+      assert(a.collect().toSet == b.collect().toSet)
+      assert(a.count() > 0)
+    }
+  }
+
+  test("a Scala Aggregator UDAF in time and count windows") {
+    import spark.implicits._
+    val squares = udaf(SumOfSquares)
+    val df = (1L to 12L).map(i => (ts(i), i)).toDF("ts", "v").repartition(3)
+    val byTime = df.groupBy(tumbling(col("ts"), "5 seconds")).agg(squares(col("v")).as("sq"))
+      .orderBy("window").select("sq").as[Long].collect().toSeq
+    assert(byTime == Seq(1L + 4 + 9 + 16, 25L + 36 + 49 + 64 + 81, 100L + 121 + 144))
+    val byCount = df.groupBy(countWindow(4, 2, col("v"))).agg(squares(col("v")).as("sq"))
+      .where("window.kind = 'final'").orderBy("window").select("sq").as[Long].collect().toSeq
+    assert(byCount == Seq(1L + 4 + 9 + 16, 9L + 16 + 25 + 36, 25L + 36 + 49 + 64, 49L + 64 + 81 + 100, 81L + 100 + 121 + 144))
+  }
+
+  test("count windows in select with partitionBy, and SQL") {
+    import spark.implicits._
+    val df = Seq(("a", 1, 10), ("a", 2, 20), ("a", 3, 30), ("b", 1, 5)).toDF("k", "seq", "v")
+    val tagged = df.select(col("k"), col("seq"), countWindow(2, 2, col("seq"), Seq(col("k"))))
+      .orderBy("k", "seq").select("k", "seq", "window.kind").as[(String, Int, String)].collect().toSeq
+    assert(tagged == Seq(("a", 1, "final"), ("a", 2, "final"), ("a", 3, "partial"), ("b", 1, "partial")))
+    df.createOrReplaceTempView("t")
+    val sums = spark.sql("SELECT k, sum(v) AS s FROM t GROUP BY k, sw_count(2, 'order_by', seq) ORDER BY k, s")
+      .as[(String, Long)].collect().toSeq
+    assert(sums == Seq(("a", 30L), ("a", 30L), ("b", 5L)))
+  }
+
+  test("a bad spec is an AnalysisException naming the argument") {
+    val e = intercept[AnalysisException](spark.range(3).groupBy(countWindow(0, col("id"))).count().collect())
+    assert(e.getMessage.contains("sw_count: argument `size` must be a positive whole number of rows, got 0"))
+  }
+}
