@@ -68,7 +68,7 @@ CASES = [
     ("partition_by in groupBy", lambda d: d.groupBy(sw.count(3, order_by="seq", partition_by="k")).count(),
      r"sw_count: argument `partition_by` is only for select"),
     ("unknown count option", lambda d: d.groupBy(sw.count(3, order_by="seq", allign="end")).count(),
-     r"sw_count: argument `allign` is not an option of sw_count; allowed options: step, order_by, partition_by"),
+     r"sw_count: argument `allign` is not an option of sw_count; allowed options: step, align, order_by, partition_by"),
     ("two windows", lambda d: d.groupBy(sw.tumbling("ts", "1 second"), sw.hopping("ts", "2 seconds", "1 second")).count(),
      r"a query can group by one window column only, found 2"),
     ("window in an expression", lambda d: d.select(sw.tumbling("ts", "1 second").getField("start")),
@@ -108,3 +108,12 @@ def test_timedelta_and_interval_arguments(df):
     b = df.groupBy(F.call_function("sw_hopping", F.col("ts"), F.expr("INTERVAL 10 SECONDS"),
                                    F.expr("INTERVAL '5' SECOND"))).count().collect()
     assert [r[0] for r in a] == [r[0] for r in b] and len(a) == 2
+
+
+def test_streaming_dataframes_are_rejected_clearly(spark):
+    stream = spark.readStream.format("rate").option("rowsPerSecond", 1).load()
+    with pytest.raises(AnalysisException, match=r"sw_tumbling: this version of streamwin runs windows on batch "
+                                                 r"DataFrames only; streaming DataFrames are not supported yet"):
+        stream.groupBy(sw.tumbling("timestamp", "10 seconds")).count()
+    with pytest.raises(AnalysisException, match=r"sw_count: this version of streamwin runs windows on batch"):
+        stream.select("value", sw.count(3, order_by="value"))

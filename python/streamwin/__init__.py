@@ -17,7 +17,9 @@ windows holding it::
 
 from streamwin._jar import configure, jar_path
 from streamwin.metrics import window_metrics
-from streamwin.windows import count, hopping, tumbling
+from streamwin.windows import count, delta, hopping, punctuation, split, tumbling
 
-__all__ = ["configure", "jar_path", "tumbling", "hopping", "count", "window_metrics"]
+__all__ = [
+    "configure", "jar_path", "tumbling", "hopping", "count", "split", "delta", "punctuation", "window_metrics",
+]
 __version__ = "0.1.0"

@@ -133,19 +133,25 @@ def count(
     size: int,
     *,
     step: Optional[int] = None,
+    align: str = "start",
     order_by: Optional[ColumnOrName] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
-    """Count windows: ``size`` rows each, a new one starting every ``step`` rows, per key.
+    """Count windows of ``size`` rows per key, in ``order_by`` order.
 
     Rows of each key (the other ``groupBy`` columns, or ``partition_by`` in a select) are taken in
     ``order_by`` order (required: e.g. a Kafka offset or an ingestion sequence; two rows of one key
-    with the same value are an error). Windows start at the key's rows 0, step, 2*step, ...
-    (KX ``count[size; frequency]``, Quix tumbling/hopping/sliding count windows, SPL ``count(N)``):
-    ``step=None`` gives tumbling windows, ``step=1`` sliding ones. ``window.start``/``window.end`` are
-    the first and last member's ``order_by`` value; a window still incomplete at the end of the input
-    has ``kind = "partial"``.
+    with the same value are an error). ``step`` defaults to ``size`` and may not exceed it.
+
+    - ``align="start"`` (KX ``count[size; frequency]``, Quix tumbling/hopping/sliding count windows,
+      SPL ``count(N)``): windows start at the key's rows 0, step, 2*step, ...; ``step=1`` gives sliding
+      windows. A window still incomplete at the end of the input has ``kind = "partial"``.
+    - ``align="end"`` (eKuiper ``COUNTWINDOW(size, step)``): at every step-th row, once at least
+      ``size`` rows arrived, a window holds the latest ``size`` rows. Rows before the first such window
+      are in no window (counted as skipped); rows after the last one form a ``partial`` window.
+
+    ``window.start``/``window.end`` are the first and last member's ``order_by`` value.
 
     Example
     -------
@@ -156,6 +162,10 @@ def count(
     >>> out = df.groupBy(sw.count(2, order_by="seq")).agg(F.sum("seq").alias("total"))
     >>> [(r.window.start, r.window.end, r.window.kind, r.total) for r in out.orderBy("window").collect()]
     [(0, 1, 'final', 1), (2, 3, 'final', 5), (4, 4, 'partial', 4)]
+    >>> ek = spark.range(1, 8).withColumnRenamed("id", "event")
+    >>> out = ek.groupBy(sw.count(5, step=2, align="end", order_by="event")).agg(F.collect_list("event").alias("events"))
+    >>> [(r.window.kind, r.events) for r in out.orderBy("window").collect()]
+    [('final', [2, 3, 4, 5, 6]), ('partial', [4, 5, 6, 7])]
     """
     if isinstance(size, bool) or not isinstance(size, int):
         raise TypeError(f"argument `size` must be a positive whole number of rows, got {type(size).__name__}")
@@ -164,5 +174,98 @@ def count(
     return _window(
         "sw_count",
         [F.lit(size)],
-        {"step": step, "order_by": order_by, "partition_by": partition_by, **policies},
+        {"step": step, "align": None if align == "start" else align, "order_by": order_by,
+         "partition_by": partition_by, **policies},
     )
+
+
+def split(
+    predicate: ColumnOrName,
+    *,
+    order_by: Optional[ColumnOrName] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """Windows split by a predicate: a new window starts at each row where ``predicate`` is true.
+
+    KX ``.qsp.window.global`` with a splitting trigger. The first window starts at the key's first
+    row; a null predicate counts as false. Each window is emitted (``final``) when the next one
+    starts; the last open window is emitted at the end of the input as ``partial``. Stateful rules
+    become a column computed with window functions first (window functions cannot sit inside the
+    predicate itself), e.g. KX's high-water mark (split where a value exceeds every earlier one)::
+
+        hwm = F.max("val").over(Window.partitionBy("k").orderBy("seq").rowsBetween(Window.unboundedPreceding, -1))
+        flagged = df.withColumn("new_high", F.col("val") > F.coalesce(hwm, F.lit(15)))
+        flagged.groupBy("k", sw.split("new_high", order_by="seq"))
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.createDataFrame([(1, "run"), (2, "run"), (3, "new"), (4, "run")], "seq int, status string")
+    >>> out = df.groupBy(sw.split(F.col("status") == "new", order_by="seq")).agg(F.collect_list("seq").alias("rows"))
+    >>> [(r.window.kind, r.rows) for r in out.orderBy("window").collect()]
+    [('final', [1, 2]), ('partial', [3, 4])]
+    """
+    return _window("sw_split", [_to_col(predicate)],
+                   {"order_by": order_by, "partition_by": partition_by, **policies})
+
+
+def delta(
+    column: ColumnOrName,
+    threshold: Union[int, float],
+    *,
+    order_by: Optional[ColumnOrName] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """SPL ``delta(attribute, threshold)`` tumbling windows.
+
+    When a row arrives and its ``column`` value minus the value of the current window's *oldest*
+    row is greater than ``threshold``, the window is emitted and the row starts the next one.
+    ``column`` is numeric (compared as a double) or a timestamp (``threshold`` in seconds, fractions
+    allowed). Rows with a null ``column`` are skipped (and counted). The last open window is emitted
+    at the end of the input as ``partial``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.createDataFrame(list(enumerate([16.0, 16.4, 17.1, 17.6])), "seq int, temp double")
+    >>> out = df.groupBy(sw.delta("temp", 1.5, order_by="seq")).agg(F.collect_list("temp").alias("temps"))
+    >>> [(r.window.kind, r.temps) for r in out.orderBy("window").collect()]
+    [('final', [16.0, 16.4, 17.1]), ('partial', [17.6])]
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise TypeError(f"argument `threshold` must be a number >= 0, got {type(threshold).__name__}")
+    return _window("sw_delta", [_to_col(column), F.lit(threshold)],
+                   {"order_by": order_by, "partition_by": partition_by, **policies})
+
+
+def punctuation(
+    column: ColumnOrName,
+    *,
+    order_by: Optional[ColumnOrName] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """SPL ``punct()`` windows: a row whose boolean ``column`` is true closes the current window.
+
+    Marker rows are no member of any window and are not counted as data (the metrics count them as
+    skipped); a null marker counts as false. A marker on an empty window emits nothing. The rows after
+    the last marker are emitted at the end of the input as ``partial``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.createDataFrame([(1, 5, False), (2, 7, False), (3, None, True), (4, 1, False)], "seq int, v int, mark boolean")
+    >>> out = df.groupBy(sw.punctuation("mark", order_by="seq")).agg(F.sum("v").alias("total"))
+    >>> [(r.window.kind, r.total) for r in out.orderBy("window").collect()]
+    [('final', 12), ('partial', 1)]
+    """
+    return _window("sw_punctuation", [_to_col(column)],
+                   {"order_by": order_by, "partition_by": partition_by, **policies})

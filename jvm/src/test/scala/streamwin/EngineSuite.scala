@@ -82,7 +82,7 @@ class EngineSuite extends AnyFunSuite {
       val rec = new Recorder
       val engine = new CountWindowEngine(CountWindowSpec(size, step), rec)
       engine.startKey()
-      (0 until n).foreach(i => engine.addRow(i * 10L, row(i)))
+      (0 until n).foreach(i => engine.addRow(i * 10L, null, row(i)))
       engine.finishKey()
       val model = (0 until n by step).map { s =>
         val members = (s until math.min(s + size, n)).map(_.toLong)
@@ -99,7 +99,7 @@ class EngineSuite extends AnyFunSuite {
     val rec = new Recorder
     val engine = new CountWindowEngine(CountWindowSpec(10, 10), rec)
     engine.startKey()
-    (0 until 25).foreach(i => engine.addRow(i.toLong, row(i)))
+    (0 until 25).foreach(i => engine.addRow(i.toLong, null, row(i)))
     assert(rec.out.map(_._3) == Seq("final", "final"))
     engine.finishKey()
     assert(rec.out.map(w => (w._3, w._4.size)) == Seq(("final", 10), ("final", 10), ("partial", 5)))

@@ -8,7 +8,8 @@ import org.apache.spark.sql.functions._
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import streamwin.api.functions.{count => countWindow, hopping, tumbling}
+import streamwin.api.SplitTrigger
+import streamwin.api.functions.{count => countWindow, countEndAligned, delta, hopping, punctuation, split, splitBy, tumbling}
 
 /** Sum of squares as a typed Scala Aggregator (a TypedImperativeAggregate once registered as a UDAF). */
 object SumOfSquares extends Aggregator[Long, Long, Long] {
@@ -18,6 +19,15 @@ object SumOfSquares extends Aggregator[Long, Long, Long] {
   override def finish(r: Long): Long = r
   override def bufferEncoder: Encoder[Long] = Encoders.scalaLong
   override def outputEncoder: Encoder[Long] = Encoders.scalaLong
+}
+
+/** KX's high-water-mark trigger: a window starts whenever a value exceeds every earlier one (initially 15). */
+object HighWaterMark extends SplitTrigger[Int] {
+  override def initialState: Int = 15
+  override def next(mark: Int, row: org.apache.spark.sql.Row): (Int, Boolean) = {
+    val v = row.getInt(0)
+    if (v > mark) (v, true) else (mark, false)
+  }
 }
 
 /** Scala users: the functions object, SQL, and a Scala Aggregator UDAF, on a real local Spark. */
@@ -66,6 +76,40 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
     val sums = spark.sql("SELECT k, sum(v) AS s FROM t GROUP BY k, sw_count(2, 'order_by', seq) ORDER BY k, s")
       .as[(String, Long)].collect().toSeq
     assert(sums == Seq(("a", 30L), ("a", 30L), ("b", 5L)))
+  }
+
+  test("data-driven windows and end-aligned count windows from Scala") {
+    import spark.implicits._
+    val temps = Seq(16.0, 16.4, 17.1, 17.6, 17.0, 19.2).zipWithIndex.toDF("temp", "seq")
+    val byDelta = temps.groupBy(delta(col("temp"), 1.5, col("seq"))).agg(count("*").as("n"))
+      .orderBy("window").select("n", "window.kind").as[(Long, String)].collect().toSeq
+    assert(byDelta == Seq((3L, "final"), (2L, "final"), (1L, "partial")))
+    val events = (1L to 9L).toDF("event")
+    val ek = events.groupBy(countEndAligned(5, 2, col("event"))).agg(sum("event").as("s"))
+      .orderBy("window").select("s").as[Long].collect().toSeq
+    assert(ek == Seq(2L + 3 + 4 + 5 + 6, 4L + 5 + 6 + 7 + 8, 6L + 7 + 8 + 9))
+    val marked = Seq((1, false), (2, true), (3, false), (4, false)).toDF("seq", "mark")
+    val punct = marked.groupBy(punctuation(col("mark"), col("seq"))).agg(count("*").as("n"))
+      .orderBy("window").select("n").as[Long].collect().toSeq
+    assert(punct == Seq(1L, 2L))
+    val splitOnEven = marked.groupBy(split(col("seq") % 2 === 1, col("seq"))).agg(count("*").as("n"))
+      .orderBy("window").select("n").as[Long].collect().toSeq
+    assert(splitOnEven == Seq(2L, 2L))
+  }
+
+  test("a custom stateful split trigger reproduces KX's high-water-mark example") {
+    import spark.implicits._
+    // Batches 0 1 5 | 14 15 16 | 17 18 | 16 17 16: the 16 ends the first window; 17 and 18 each end one.
+    val df = Seq(0, 1, 5, 14, 15, 16, 17, 18, 16, 17, 16).zipWithIndex.map { case (v, i) => ("a", i, v) }
+      .toDF("k", "seq", "val").repartition(3)
+    val out = df.groupBy(col("k"), splitBy(HighWaterMark, Seq(col("val")), col("seq")))
+      .agg(collect_list("val").as("vals")).orderBy("window")
+      .select("window.kind", "vals").as[(String, Seq[Int])].collect().toSeq
+    assert(out == Seq(("final", Seq(0, 1, 5, 14, 15)), ("final", Seq(16)), ("final", Seq(17)),
+      ("partial", Seq(18, 16, 17, 16))))
+    val tagged = df.select(col("seq"), splitBy(HighWaterMark, Seq(col("val")), col("seq"), col("k")))
+      .orderBy("seq").select("window.start").as[Int].collect().toSeq
+    assert(tagged == Seq(0, 0, 0, 0, 0, 5, 6, 7, 7, 7, 7))
   }
 
   test("a bad spec is an AnalysisException naming the argument") {

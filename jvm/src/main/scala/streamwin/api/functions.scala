@@ -4,6 +4,10 @@ import java.time.Duration
 
 import org.apache.spark.sql.Column
 import org.apache.spark.sql.{functions => F}
+import org.apache.spark.sql.streamwin.SparkShim
+
+import streamwin.catalyst.StreamWindow
+import streamwin.spec.TriggerSplitWindowSpec
 
 /**
  * streamwin's windows for Scala users. Each returns a Column named `window` (a struct of start, end
@@ -49,4 +53,36 @@ object functions {
   def count(size: Long, step: Long, orderBy: Column, partitionBy: Seq[Column]): Column =
     window("sw_count", Seq(F.lit(size)),
       Seq("step" -> F.lit(step), "order_by" -> orderBy) ++ partitionBy.map("partition_by" -> _))
+
+  /**
+   * eKuiper COUNTWINDOW(size, step): at every step-th row, once at least `size` rows arrived, a
+   * window holds the latest `size` rows (align "end").
+   */
+  def countEndAligned(size: Long, step: Long, orderBy: Column): Column =
+    window("sw_count", Seq(F.lit(size)), Seq("step" -> F.lit(step), "align" -> F.lit("end"), "order_by" -> orderBy))
+
+  /** KX global window with a splitting trigger: a new window starts at each row where `predicate` holds. */
+  def split(predicate: Column, orderBy: Column, partitionBy: Column*): Column =
+    window("sw_split", Seq(predicate), ("order_by" -> orderBy) +: partitionBy.map("partition_by" -> _))
+
+  /**
+   * SPL delta(attribute, threshold): a row whose `column` exceeds the current window's oldest value
+   * by more than `threshold` (seconds for timestamps) closes the window and starts the next one.
+   */
+  def delta(column: Column, threshold: Double, orderBy: Column, partitionBy: Column*): Column =
+    window("sw_delta", Seq(column, F.lit(threshold)), ("order_by" -> orderBy) +: partitionBy.map("partition_by" -> _))
+
+  /**
+   * KX global window with a custom trigger: `trigger` sees each row's `inputs` (as a Row) in
+   * `orderBy` order per key, keeps its own state, and says where a new window starts.
+   */
+  def splitBy[S](trigger: SplitTrigger[S], inputs: Seq[Column], orderBy: Column, partitionBy: Column*): Column = {
+    val spec = TriggerSplitWindowSpec(trigger.asInstanceOf[SplitTrigger[Any]])
+    val children = Seq(orderBy, F.struct(inputs: _*)) ++ partitionBy
+    SparkShim.column(StreamWindow(spec, children.map(SparkShim.expression))).alias("window")
+  }
+
+  /** SPL punct(): a row whose boolean `marker` is true closes the current window and is no member of any. */
+  def punctuation(marker: Column, orderBy: Column, partitionBy: Column*): Column =
+    window("sw_punctuation", Seq(marker), ("order_by" -> orderBy) +: partitionBy.map("partition_by" -> _))
 }

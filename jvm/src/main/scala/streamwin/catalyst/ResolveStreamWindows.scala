@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
 
-import streamwin.spec.{CountWindowSpec, StreamwinErrors, TimeWindowSpec}
+import streamwin.spec._
 
 /**
  * Analyzer rule: an Aggregate grouped by a window column becomes Project(WindowAggregate), and a
@@ -22,7 +22,8 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     case a: Aggregate if a.childrenResolved && a.groupingExpressions.exists(containsWindow) &&
         a.expressions.forall(_.resolved) =>
       rewriteAggregate(a)
-    case a: Aggregate if a.childrenResolved && a.aggregateExpressions.exists(containsWindow) =>
+    case a: Aggregate if a.childrenResolved && !a.groupingExpressions.exists(containsWindow) &&
+        a.aggregateExpressions.exists(containsWindow) =>
       val w = a.aggregateExpressions.flatMap(_.collectFirst { case w: StreamWindow => w }).head
       throw StreamwinErrors.misuse(w.spec.function,
         "a window column used in agg(...) must also be in groupBy(...): df.groupBy(keys..., window).agg(...)")
@@ -58,17 +59,43 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
           s"must be a TIMESTAMP or TIMESTAMP_NTZ column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)}); " +
             "convert it first, for example with timestamp_seconds() or to_timestamp()")
       }
-      case _: CountWindowSpec => w.timeOrOrder.dataType match {
+      case _: SequenceWindowSpec => w.timeOrOrder.dataType match {
         case _: NumericType | TimestampType | TimestampNTZType | DateType | _: StringType =>
         case other => throw StreamwinErrors.invalidArgument(f, "order_by",
           s"must be a numeric, string, date or timestamp column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)})")
       }
+    }
+    (w.spec, w.signal) match {
+      case (SplitWindowSpec, Some(p)) if p.dataType != BooleanType =>
+        throw StreamwinErrors.invalidArgument(f, "predicate",
+          s"must be a BOOLEAN column or condition, got ${p.dataType.sql} (${toPrettySQL(p)})")
+      case (PunctuationWindowSpec, Some(m)) if m.dataType != BooleanType =>
+        throw StreamwinErrors.invalidArgument(f, "column",
+          s"must be a BOOLEAN marker column, got ${m.dataType.sql} (${toPrettySQL(m)})")
+      case (_: DeltaWindowSpec, Some(c)) => c.dataType match {
+        case _: NumericType | TimestampType | TimestampNTZType =>
+        case other => throw StreamwinErrors.invalidArgument(f, "column",
+          s"must be a numeric or timestamp column, got ${other.sql} (${toPrettySQL(c)})")
+      }
+      case _ =>
     }
     if (grouped && w.partitionBy.nonEmpty) {
       throw StreamwinErrors.invalidArgument(f, "partition_by",
         "is only for select(...); in groupBy(...) the other grouping columns are the keys")
     }
   }
+
+  /** The signal as the engine reads it: a boolean, or for delta the value as a double (seconds for time). */
+  private def signalAttribute(w: StreamWindow, extra: ArrayBuffer[NamedExpression]): Option[Attribute] =
+    w.signal.map { s =>
+      val value = (w.spec, s.dataType) match {
+        case (_: DeltaWindowSpec, TimestampType | TimestampNTZType) => EpochSeconds(s)
+        case (_: DeltaWindowSpec, DoubleType) => s
+        case (_: DeltaWindowSpec, _) => Cast(s, DoubleType)
+        case _ => s
+      }
+      asAttribute(value, "_sw_signal", extra)
+    }
 
   private def rejectStreaming(w: StreamWindow, child: LogicalPlan): Unit = {
     if (child.isStreaming) {
@@ -116,6 +143,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val keyExprs = a.groupingExpressions.filter(topLevelWindow(_).isEmpty)
     val keys = keyExprs.map(k => asAttribute(k, toPrettySQL(k), extra))
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val signal = signalAttribute(window, extra)
     val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
 
     val aggregates = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
@@ -138,7 +166,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     }
     val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
 
-    val node = WindowAggregate(window.spec, keys, timeOrOrder, windowAttr,
+    val node = WindowAggregate(window.spec, keys, timeOrOrder, signal, windowAttr,
       aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute),
       withExtraColumns(a.child, extra.toSeq))
     val available = AttributeSet(node.output)
@@ -166,13 +194,14 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
 
     val extra = new ArrayBuffer[NamedExpression]
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val signal = signalAttribute(window, extra)
     val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
     val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
     Project(projectList,
-      WindowAssign(window.spec, timeOrOrder, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq)))
+      WindowAssign(window.spec, timeOrOrder, signal, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq)))
   }
 }
 

@@ -3,19 +3,25 @@ package streamwin.catalyst
 import org.apache.spark.sql.catalyst.expressions.{Expression, Unevaluable}
 import org.apache.spark.sql.types._
 
-import streamwin.spec.{CountWindowSpec, TimeWindowSpec, WindowSpec}
+import streamwin.spec.{CountWindowSpec, SequenceWindowSpec, TimeWindowSpec, WindowSpec}
 
 /**
  * A window column as written by the user (`sw_tumbling(ts, '10 seconds')`, …). It is never
  * evaluated: the analyzer rule [[ResolveStreamWindows]] replaces the Aggregate or Project holding
  * it by streamwin's own operators.
  *
- * @param children the time column (time windows) or the order_by column (count windows), then the
- *                 partition_by columns (count windows in select)
+ * @param children the time column (time windows) or the order_by column (count and data windows),
+ *                 then the signal column of data windows (split predicate, delta value,
+ *                 punctuation marker), then the partition_by columns (windows in select)
  */
 case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Expression with Unevaluable {
+  private def hasSignal: Boolean = spec match {
+    case s: SequenceWindowSpec => s.hasSignal
+    case _ => false
+  }
   def timeOrOrder: Expression = children.head
-  def partitionBy: Seq[Expression] = children.tail
+  def signal: Option[Expression] = if (hasSignal) Some(children(1)) else None
+  def partitionBy: Seq[Expression] = children.drop(if (hasSignal) 2 else 1)
 
   override def nullable: Boolean = false
   override def prettyName: String = spec.function
@@ -28,7 +34,9 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Exp
 
   override def toString: String = spec match {
     case t: TimeWindowSpec => s"${spec.function}(${timeOrOrder}, size=${t.size}us, step=${t.step}us, offset=${t.offset}us)"
-    case c: CountWindowSpec => s"${spec.function}(${c.size}, step=${c.step}, order_by=$timeOrOrder)"
+    case c: CountWindowSpec =>
+      s"${spec.function}(${c.size}, step=${c.step}, align=${if (c.alignEnd) "end" else "start"}, order_by=$timeOrOrder)"
+    case other => s"${other}(${signal.getOrElse("")}, order_by=$timeOrOrder)"
   }
 }
 

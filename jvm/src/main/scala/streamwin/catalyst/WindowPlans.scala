@@ -13,7 +13,9 @@ import streamwin.spec.WindowSpec
  * Project above this node computes the user's result expressions from `output`.
  *
  * @param keys         grouping columns other than the window (attributes of child)
- * @param timeOrOrder  event-time column (time windows) or order_by column (count windows)
+ * @param timeOrOrder  event-time column (time windows) or order_by column (count and data windows)
+ * @param signal       per-row input of data windows (split predicate, delta value in seconds or as
+ *                     a double, punctuation marker)
  * @param windowAttr   the window struct this node produces
  * @param functions    aggregate functions over child's columns
  * @param filters      each function's FILTER (WHERE …) predicate, if any
@@ -23,6 +25,7 @@ case class WindowAggregate(
     spec: WindowSpec,
     keys: Seq[Attribute],
     timeOrOrder: Attribute,
+    signal: Option[Attribute],
     windowAttr: Attribute,
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
@@ -38,11 +41,12 @@ case class WindowAggregate(
  * select(..., window): every input row tagged with each window holding it (a row in several
  * overlapping windows appears once per window, as with Spark's `window()` in a select).
  *
- * @param partitionBy columns that split the rows into independent streams (count windows)
+ * @param partitionBy columns that split the rows into independent streams (count and data windows)
  */
 case class WindowAssign(
     spec: WindowSpec,
     timeOrOrder: Attribute,
+    signal: Option[Attribute],
     partitionBy: Seq[Attribute],
     windowAttr: Attribute,
     child: LogicalPlan) extends UnaryNode {

@@ -7,12 +7,12 @@ import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.aggregate.AggUtils
 
 import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign}
-import streamwin.spec.{CountWindowSpec, TimeWindowSpec}
+import streamwin.spec.{SequenceWindowSpec, TimeWindowSpec}
 
 /** Plans streamwin's logical nodes; the physical operators state the distribution and order they need. */
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case WindowAggregate(spec: TimeWindowSpec, keys, time, windowAttr, functions, filters, resultAttrs, child) =>
+    case WindowAggregate(spec: TimeWindowSpec, keys, time, _, windowAttr, functions, filters, resultAttrs, child) =>
       // Pre-aggregate map-side per (key, slice) with Spark's own (code-generated) partial aggregation;
       // the hidden count(1) tells the engine how many rows each slice holds.
       val withRowCount = functions :+ Count(Literal(1))
@@ -27,14 +27,15 @@ object StreamWindowStrategy extends SparkStrategy {
       TimeWindowAggregateExec(spec, keys, slice.toAttribute, withRowCount, windowAttr, resultAttrs,
         partialAggregate) :: Nil
 
-    case WindowAggregate(spec: CountWindowSpec, keys, order, windowAttr, functions, filters, resultAttrs, child) =>
-      CountWindowAggregateExec(spec, keys, order, functions, filters, windowAttr, resultAttrs, planLater(child)) :: Nil
+    case WindowAggregate(spec: SequenceWindowSpec, keys, order, signal, windowAttr, functions, filters, resultAttrs, child) =>
+      SequenceWindowAggregateExec(spec, keys, order, signal, functions, filters, windowAttr, resultAttrs,
+        planLater(child)) :: Nil
 
-    case WindowAssign(spec: TimeWindowSpec, time, _, windowAttr, child) =>
+    case WindowAssign(spec: TimeWindowSpec, time, _, _, windowAttr, child) =>
       TimeWindowAssignExec(spec, time, windowAttr, planLater(child)) :: Nil
 
-    case WindowAssign(spec: CountWindowSpec, order, partitionBy, windowAttr, child) =>
-      CountWindowAssignExec(spec, partitionBy, order, windowAttr, planLater(child)) :: Nil
+    case WindowAssign(spec: SequenceWindowSpec, order, signal, partitionBy, windowAttr, child) =>
+      SequenceWindowAssignExec(spec, partitionBy, order, signal, windowAttr, planLater(child)) :: Nil
 
     case _ => Nil
   }

@@ -2,7 +2,7 @@ package streamwin.spec
 
 import java.util.Locale
 
-import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, NamedArgumentExpression}
+import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, NamedArgumentExpression, UnresolvedWindowExpression, WindowExpression}
 import org.apache.spark.sql.catalyst.util.IntervalUtils
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.{CalendarInterval, UTF8String}
@@ -34,6 +34,15 @@ final class WindowArguments(
   }
 
   private val options: Seq[(String, Expression)] = parseOptions(optionArgs)
+
+  // Spark moves window functions out of the query around them; inside a window column they would
+  // be torn apart, so they are computed first, as a column of their own.
+  args.find(_.exists(e => e.isInstanceOf[WindowExpression] || e.isInstanceOf[UnresolvedWindowExpression]))
+    .foreach { e =>
+      throw StreamwinErrors.misuse(function,
+        s"window functions (OVER ...) cannot be used inside $function (${e.sql}); compute them first as a " +
+          "column, e.g. df.withColumn(\"new_high\", ...), and pass that column")
+    }
 
   private def usage: String = {
     val opts = allowedOptions.map(o => s"[, '$o', value]").mkString
@@ -112,6 +121,29 @@ final class WindowArguments(
         s"must be a fixed duration; months and years vary in length (got $shown)")
     }
     Math.addExact(Math.multiplyExact(ci.days.toLong, 86400L * 1000000L), ci.microseconds)
+  }
+
+  /** One of `allowed` (case-insensitive) from a string literal. */
+  def choice(name: String, e: Expression, allowed: Seq[String]): String = e match {
+    case Literal(s: UTF8String, StringType) if allowed.contains(s.toString.toLowerCase(Locale.ROOT)) =>
+      s.toString.toLowerCase(Locale.ROOT)
+    case other => throw StreamwinErrors.invalidArgument(function, name,
+      s"must be one of ${allowed.map(v => s"'$v'").mkString(", ")}, got ${other.sql}")
+  }
+
+  /** A number >= 0 from a numeric literal. */
+  def nonNegativeNumber(name: String, e: Expression): Double = {
+    val v: Double = e match {
+      case Literal(null, _) => throw StreamwinErrors.invalidArgument(function, name, "must be a number >= 0, not NULL")
+      case Literal(v, _: NumericType) => v match {
+        case d: Decimal => d.toDouble
+        case n: java.lang.Number => n.doubleValue()
+        case other => other.toString.toDouble
+      }
+      case other => throw StreamwinErrors.invalidArgument(function, name, s"must be a number >= 0, got ${other.sql}")
+    }
+    if (v.isNaN || v < 0) throw StreamwinErrors.invalidArgument(function, name, s"must be a number >= 0, got ${e.sql}")
+    v
   }
 
   /** A positive whole number (a row count) from an integer literal. */

@@ -42,11 +42,52 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
   private def gcd(a: Long, b: Long): Long = if (b == 0) a else gcd(b, a % b)
 }
 
+/** Windows over each key's rows in `order_by` (arrival) order: count and data-driven windows. */
+sealed trait SequenceWindowSpec extends WindowSpec {
+  /** True when the window also reads a per-row signal column (predicate, delta value, marker). */
+  def hasSignal: Boolean = false
+}
+
 /**
- * Start-aligned count windows (KX count, Quix count windows, SPL count(N)): per key, windows start
- * at the 0th, step-th, 2·step-th … row in arrival order and hold `size` rows.
+ * Count windows. align = "start" (KX `.qsp.window.count[size; frequency]`, Quix count windows,
+ * SPL `count(N)`): windows start at the key's rows 0, step, 2·step, … and hold `size` rows.
+ * align = "end" (eKuiper `COUNTWINDOW(size, step)`): at every step-th row, once at least `size`
+ * rows have arrived, a window holds the latest `size` rows.
  */
-final case class CountWindowSpec(size: Long, step: Long) extends WindowSpec {
+final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = false) extends SequenceWindowSpec {
   require(size > 0 && step > 0 && step <= size, "0 < step <= size")
   override def function: String = "sw_count"
+}
+
+/** KX `.qsp.window.global` with a splitting trigger: a new window starts at each row where the predicate holds. */
+case object SplitWindowSpec extends SequenceWindowSpec {
+  override def function: String = "sw_split"
+  override def hasSignal: Boolean = true
+}
+
+/**
+ * SPL `delta(attribute, threshold)`: when a row's value minus the value of the current window's
+ * oldest row is greater than `threshold`, the window is emitted and the row starts the next one.
+ * Values are compared as doubles; timestamps in seconds.
+ */
+final case class DeltaWindowSpec(threshold: Double) extends SequenceWindowSpec {
+  require(threshold >= 0, "threshold >= 0")
+  override def function: String = "sw_delta"
+  override def hasSignal: Boolean = true
+}
+
+/** SPL `punct()`: a row whose marker column is true closes the current window and is no member of any. */
+case object PunctuationWindowSpec extends SequenceWindowSpec {
+  override def function: String = "sw_punctuation"
+  override def hasSignal: Boolean = true
+}
+
+/**
+ * KX `.qsp.window.global` with a user's trigger (Scala): like [[SplitWindowSpec]], but a stateful
+ * function decides, row by row, where a new window starts. Compared by identity of the trigger.
+ */
+final case class TriggerSplitWindowSpec(trigger: streamwin.api.SplitTrigger[Any]) extends SequenceWindowSpec {
+  override def function: String = "sw_split"
+  override def hasSignal: Boolean = true
+  override def toString: String = s"TriggerSplitWindowSpec(${trigger.getClass.getName})"
 }

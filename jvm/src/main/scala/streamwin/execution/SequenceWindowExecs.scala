@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.SparkException
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
@@ -12,17 +12,19 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.CountWindowSpec
+import streamwin.spec.{SequenceWindowSpec, TriggerSplitWindowSpec}
 
 /**
- * Hosts a [[CountWindowEngine]] over rows clustered by key and sorted by (key, order_by): one pass,
- * one engine reset per key. Rows with a null order_by are skipped and counted; two rows of a key with
- * the same order_by value fail the query, since their order (and so the windows) would be arbitrary.
+ * Hosts a [[SequenceWindowEngine]] (count and data-driven windows) over rows clustered by key and
+ * sorted by (key, order_by): one pass, one engine reset per key. Rows with a null order_by are
+ * skipped and counted; two rows of a key with the same order_by value fail the query, since their
+ * order (and so the windows) would be arbitrary.
  */
-trait CountWindowHost extends StreamWindowExec {
-  def spec: CountWindowSpec
+trait SequenceWindowHost extends StreamWindowExec {
+  def spec: SequenceWindowSpec
   def streamKeys: Seq[Attribute]
   def order: Attribute
+  def signal: Option[Attribute]
 
   override def requiredChildDistribution: Seq[Distribution] =
     if (streamKeys.isEmpty) AllTuples :: Nil else ClusteredDistribution(streamKeys) :: Nil
@@ -40,12 +42,20 @@ trait CountWindowHost extends StreamWindowExec {
     val orderOrdinal = childOutput.indexWhere(_.exprId == order.exprId)
     val orderType = order.dataType
     val orderName = order.name
+    val signalOrdinal = signal.map(s => childOutput.indexWhere(_.exprId == s.exprId)).getOrElse(-1)
+    val signalType = signal.map(_.dataType).orNull
+    // A user's trigger reads its inputs as an external Row.
+    val signalToScala: Any => Any = spec match {
+      case _: TriggerSplitWindowSpec => CatalystTypeConverters.createToScalaConverter(signalType)
+      case _ => identity
+    }
     child.execute().mapPartitions { input =>
       val keyOf = UnsafeProjection.create(streamKeys, childOutput)
       var key: InternalRow = null
       var previousOrder: Any = null
+      var accepted = 0L
       val pending = new mutable.Queue[InternalRow]
-      val engine = new CountWindowEngine(spec, newContents(() => key, { row =>
+      val engine = SequenceWindowEngine(spec, newContents(() => key, { row =>
         pending.enqueue(row)
         outRows += 1
       }))
@@ -55,6 +65,9 @@ trait CountWindowHost extends StreamWindowExec {
             if (key != null) engine.finishKey()
             peakMetric.set(engine.peakBuffered)
             windows += engine.windowsEmitted
+            // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
+            windowed += accepted - engine.rowsInNoWindow
+            skipped += engine.rowsInNoWindow
             return false
           }
           val row = input.next()
@@ -62,6 +75,7 @@ trait CountWindowHost extends StreamWindowExec {
           if (key == null || k != key) {
             if (key != null) engine.finishKey()
             key = k.copy()
+            engine.startKey()
             previousOrder = null
           }
           if (row.isNullAt(orderOrdinal)) {
@@ -74,8 +88,10 @@ trait CountWindowHost extends StreamWindowExec {
                 "order by a unique column (a Kafka offset, an ingestion sequence) or add a tie-breaker")
             }
             previousOrder = orderValue
-            windowed += 1
-            engine.addRow(orderValue, row)
+            val signalValue =
+              if (signalOrdinal < 0 || row.isNullAt(signalOrdinal)) null
+              else signalToScala(row.get(signalOrdinal, signalType))
+            if (engine.addRow(orderValue, signalValue, row)) accepted += 1 else skipped += 1
           }
           true
         }
@@ -84,16 +100,17 @@ trait CountWindowHost extends StreamWindowExec {
   }
 }
 
-/** groupBy over count windows: one row per window with the aggregate values. */
-case class CountWindowAggregateExec(
-    spec: CountWindowSpec,
+/** groupBy over count and data windows: one row per window with the aggregate values. */
+case class SequenceWindowAggregateExec(
+    spec: SequenceWindowSpec,
     streamKeys: Seq[Attribute],
     order: Attribute,
+    signal: Option[Attribute],
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     windowAttr: Attribute,
     resultAttrs: Seq[Attribute],
-    child: SparkPlan) extends CountWindowHost {
+    child: SparkPlan) extends SequenceWindowHost {
 
   override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
 
@@ -103,19 +120,21 @@ case class CountWindowAggregateExec(
     val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
       out(writer.aggregated(key(), start, end, kind, values))
     // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
-    if (spec.step == spec.size) new RunningContents(evaluator, emit) else new AggregatedContents(evaluator, emit)
+    if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
+    else new AggregatedContents(evaluator, emit)
   }
 
-  override protected def withNewChildInternal(newChild: SparkPlan): CountWindowAggregateExec = copy(child = newChild)
+  override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAggregateExec = copy(child = newChild)
 }
 
-/** select over count windows: every row once per window holding it, tagged with that window. */
-case class CountWindowAssignExec(
-    spec: CountWindowSpec,
+/** select over count and data windows: every row once per window holding it, tagged with that window. */
+case class SequenceWindowAssignExec(
+    spec: SequenceWindowSpec,
     streamKeys: Seq[Attribute],
     order: Attribute,
+    signal: Option[Attribute],
     windowAttr: Attribute,
-    child: SparkPlan) extends CountWindowHost {
+    child: SparkPlan) extends SequenceWindowHost {
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
 
@@ -124,5 +143,5 @@ case class CountWindowAssignExec(
     new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind)))
   }
 
-  override protected def withNewChildInternal(newChild: SparkPlan): CountWindowAssignExec = copy(child = newChild)
+  override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAssignExec = copy(child = newChild)
 }

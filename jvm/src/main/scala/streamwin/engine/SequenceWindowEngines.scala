@@ -1,0 +1,261 @@
+package streamwin.engine
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.spec._
+
+/**
+ * What a count or data window holds while it is open: an aggregate (groupBy) or the rows themselves
+ * (select, which tags every member row with its window).
+ */
+trait WindowContents {
+  def append(row: InternalRow): Unit
+  def evictOldest(): Unit
+  def clear(): Unit
+  /** Outputs the window made of every row currently held. */
+  def emit(start: Any, end: Any, kind: UTF8String): Unit
+}
+
+/**
+ * A per-key state machine over rows in arrival (`order_by`) order, for count and data-driven
+ * windows. The host resets it per key, feeds every row of the key with a non-null order, and
+ * finishes the key at the end of its input (teardown: incomplete windows are emitted as `partial`).
+ */
+abstract class SequenceWindowEngine(contents: WindowContents) {
+  private var emitted = 0L
+  private var peak = 0
+  protected var unwindowed = 0L
+
+  def windowsEmitted: Long = emitted
+  def peakBuffered: Int = peak
+  /** Rows dropped without ever being in a window (eKuiper: rows before the first full window). */
+  def rowsInNoWindow: Long = unwindowed
+
+  def startKey(): Unit
+
+  /**
+   * One row of the key. `signal` is the per-row value the family reads (split predicate, delta
+   * value, punctuation marker), null when absent. Returns false when the row is not a window member
+   * (a punctuation marker, or a delta row without a value), so the host counts it as skipped.
+   */
+  def addRow(order: Any, signal: Any, row: InternalRow): Boolean
+
+  def finishKey(): Unit
+
+  protected final def emit(start: Any, end: Any, kind: UTF8String): Unit = {
+    contents.emit(start, end, kind)
+    emitted += 1
+  }
+
+  protected final def held(n: Int): Unit = if (n > peak) peak = n
+}
+
+object SequenceWindowEngine {
+  def apply(spec: SequenceWindowSpec, contents: WindowContents): SequenceWindowEngine = spec match {
+    case c: CountWindowSpec => new CountWindowEngine(c, contents)
+    case other => new DataWindowEngine(other, contents)
+  }
+
+  /** True when the windows of `spec` never overlap, so one running aggregate suffices. */
+  def disjoint(spec: SequenceWindowSpec): Boolean = spec match {
+    case c: CountWindowSpec => c.step == c.size
+    case _ => true
+  }
+}
+
+/**
+ * Count windows of one key.
+ *  - align start (KX count, Quix count windows, SPL count(N)): windows start at rows 0, step, 2·step,
+ *    … and hold `size` rows; a window is `final` when its last row arrives.
+ *  - align end (eKuiper COUNTWINDOW(size, step)): at every step-th row, once at least `size` rows
+ *    arrived, a window holds the latest `size` rows. Rows older than the first such window are in
+ *    no window (eKuiper: "the 1st event is ignored") and counted as such.
+ * At the end of the input, each window that has begun but is not complete is emitted as `partial`.
+ * Only rows that a future window can still hold are retained: at most `size`.
+ */
+final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) extends SequenceWindowEngine(contents) {
+  private var rows = 0L
+  private var oldestRetained = 0L
+  // Rows below this index have been in an emitted window.
+  private var coveredUntil = 0L
+  // Arrival-order value of each retained row: a window's start and end are its first and last.
+  private val orders = new mutable.ArrayDeque[Any]
+
+  override def startKey(): Unit = {
+    rows = 0L
+    oldestRetained = 0L
+    coveredUntil = 0L
+    orders.clear()
+    contents.clear()
+  }
+
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = {
+    contents.append(row)
+    orders.append(order)
+    rows += 1
+    held(orders.size)
+    if (completesWindow) {
+      // The retained rows are exactly the window ending at this row.
+      emit(orders.head, orders.last, WindowKind.Final)
+      coveredUntil = rows
+    }
+    evictBefore(firstRowStillNeeded)
+    true
+  }
+
+  override def finishKey(): Unit = {
+    if (spec.alignEnd) {
+      if (rows > coveredUntil && orders.nonEmpty) emit(orders.head, orders.last, WindowKind.Partial)
+    } else {
+      var start = firstRowStillNeeded
+      while (start < rows) {
+        evictBefore(start)
+        emit(orders.head, orders.last, WindowKind.Partial)
+        start += spec.step
+      }
+    }
+    startKey()
+  }
+
+  private def completesWindow: Boolean =
+    rows >= spec.size && (if (spec.alignEnd) rows % spec.step == 0 else (rows - spec.size) % spec.step == 0)
+
+  /** Index of the oldest row that a window not yet complete holds. */
+  private def firstRowStillNeeded: Long =
+    if (spec.alignEnd) {
+      // The next window ends at the next multiple of step that is at least size.
+      val next = math.max(spec.size, (rows / spec.step + 1) * spec.step)
+      next - spec.size
+    } else if (rows < spec.size) 0L
+    else ((rows - spec.size) / spec.step + 1) * spec.step
+
+  private def evictBefore(index: Long): Unit = {
+    while (oldestRetained < index && orders.nonEmpty) {
+      if (oldestRetained >= coveredUntil) unwindowed += 1
+      contents.evictOldest()
+      orders.removeHead()
+      oldestRetained += 1
+    }
+  }
+}
+
+/**
+ * Windows whose boundaries come from the data; they never overlap and one is open at a time.
+ *  - split (KX global trigger): a row whose predicate is true starts a new window; with a user's
+ *    [[streamwin.api.SplitTrigger]], its stateful function says so (the host passes the trigger's
+ *    input columns as a Row).
+ *  - delta (SPL delta): a row whose value exceeds the oldest member's value by more than the
+ *    threshold closes the window and starts the next one.
+ *  - punctuation (SPL punct()): a marker row closes the window and is no member of any.
+ * The open window at the end of the input is emitted as `partial`.
+ */
+final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents) extends SequenceWindowEngine(contents) {
+  private var members = 0
+  private var first: Any = null
+  private var last: Any = null
+  private var oldestValue = 0.0
+  private var triggerState: Any = null
+
+  override def startKey(): Unit = {
+    members = 0
+    contents.clear()
+    spec match {
+      case TriggerSplitWindowSpec(trigger) => triggerState = trigger.initialState
+      case _ =>
+    }
+  }
+
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = spec match {
+    case SplitWindowSpec =>
+      if (signal == true && members > 0) close(WindowKind.Final)
+      append(order, row)
+      true
+    case TriggerSplitWindowSpec(trigger) =>
+      val (state, startsWindow) = trigger.next(triggerState, signal.asInstanceOf[org.apache.spark.sql.Row])
+      triggerState = state
+      if (startsWindow && members > 0) close(WindowKind.Final)
+      append(order, row)
+      true
+    case DeltaWindowSpec(threshold) =>
+      if (signal == null) false
+      else {
+        val value = signal.asInstanceOf[Double]
+        if (members > 0 && value - oldestValue > threshold) close(WindowKind.Final)
+        if (members == 0) oldestValue = value
+        append(order, row)
+        true
+      }
+    case PunctuationWindowSpec =>
+      if (signal == true) {
+        if (members > 0) close(WindowKind.Final)
+        false
+      } else {
+        append(order, row)
+        true
+      }
+    case other => throw new IllegalStateException(s"not a data window: $other")
+  }
+
+  override def finishKey(): Unit = {
+    if (members > 0) close(WindowKind.Partial)
+    startKey()
+  }
+
+  private def append(order: Any, row: InternalRow): Unit = {
+    if (members == 0) first = order
+    last = order
+    contents.append(row)
+    members += 1
+    held(members)
+  }
+
+  private def close(kind: UTF8String): Unit = {
+    emit(first, last, kind)
+    contents.clear()
+    members = 0
+  }
+}
+
+/** Contents for groupBy: overlapping windows share one FIFO of per-row aggregates. */
+final class AggregatedContents(evaluator: AggregateEvaluator, out: (Any, Any, UTF8String, InternalRow) => Unit)
+    extends WindowContents {
+  private val fifo = new FifoAggregator(evaluator)
+  override def append(row: InternalRow): Unit = {
+    val buffer = evaluator.newBuffer()
+    evaluator.update(buffer, row)
+    fifo.push(buffer)
+  }
+  override def evictOldest(): Unit = fifo.evictOldest()
+  override def clear(): Unit = fifo.clear()
+  override def emit(start: Any, end: Any, kind: UTF8String): Unit = out(start, end, kind, fifo.result())
+}
+
+/**
+ * Contents for groupBy when windows do not overlap: one running buffer, updated in place, is all
+ * that is needed.
+ */
+final class RunningContents(evaluator: AggregateEvaluator, out: (Any, Any, UTF8String, InternalRow) => Unit)
+    extends WindowContents {
+  private val buffer = evaluator.newBuffer()
+  private var held = 0L
+  override def append(row: InternalRow): Unit = { evaluator.update(buffer, row); held += 1 }
+  override def evictOldest(): Unit = {
+    // Disjoint windows are only ever evicted whole, right after they are emitted (or cleared).
+    held -= 1
+    if (held == 0) evaluator.initialize(buffer)
+  }
+  override def clear(): Unit = { held = 0; evaluator.initialize(buffer) }
+  override def emit(start: Any, end: Any, kind: UTF8String): Unit = out(start, end, kind, evaluator.evaluate(buffer))
+}
+
+/** Contents for select: the member rows, each output once per window holding it. */
+final class TaggedContents(out: (InternalRow, Any, Any, UTF8String) => Unit) extends WindowContents {
+  private val held = new mutable.ArrayDeque[InternalRow]
+  override def append(row: InternalRow): Unit = held.append(row.copy())
+  override def evictOldest(): Unit = held.removeHead()
+  override def clear(): Unit = held.clear()
+  override def emit(start: Any, end: Any, kind: UTF8String): Unit = held.foreach(out(_, start, end, kind))
+}
