@@ -47,6 +47,15 @@ def main() -> None:
         GROUP BY sensor, sw_count(3, 'step', 1, 'order_by', offset)
         ORDER BY window LIMIT 5""").show(truncate=False)
 
+    print("SPL delta windows: a new window whenever s3's temperature rises more than 2.5 above the window's first reading:")
+    (readings.where("sensor = 's3'").groupBy(sw.delta("temp", 2.5, order_by="offset"))
+     .agg(F.count("*").alias("readings"), F.round(F.min("temp"), 2).alias("min"), F.round(F.max("temp"), 2).alias("max"))
+     .orderBy("window").show(truncate=False))
+
+    print("eKuiper COUNTWINDOW(4, 2) per sensor: every 2nd reading, the latest 4 (first rows):")
+    (readings.groupBy("sensor", sw.count(4, step=2, align="end", order_by="offset"))
+     .agg(F.collect_list("temp").alias("temps")).orderBy("sensor", "window").show(3, truncate=False))
+
     print("Row accounting of the last tumbling query:")
     q = readings.groupBy(sw.tumbling("ts", "1 minute")).count()
     q.collect()

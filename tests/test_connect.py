@@ -1,0 +1,52 @@
+"""Spark Connect: the Python functions build Columns from the jar's SQL functions, so a Connect
+session whose server has the jar runs them unchanged (here a local Connect server, own JVM)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent(
+    """
+    import json
+    from pyspark.sql import SparkSession, functions as F
+    from pyspark.errors import AnalysisException
+    import streamwin as sw
+
+    spark = sw.configure(SparkSession.builder.remote("local[2]")).getOrCreate()
+    df = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (4), (12) AS t(s)")
+    timed = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("s")).orderBy("window")
+    counted = df.groupBy(sw.count(2, order_by="v")).agg(F.sum("v").alias("s")).orderBy("window")
+    split = df.groupBy(sw.split(F.col("v") > 3, order_by="v")).agg(F.sum("v").alias("s")).orderBy("window")
+    try:
+        df.groupBy(sw.count(0, order_by="v")).count().collect()
+        error = None
+    except AnalysisException as e:
+        error = str(e).splitlines()[0]
+    print("RESULT " + json.dumps({
+        "connect": type(spark).__module__,
+        "timed": [(r.window.start.second, r.window.kind, r.s) for r in timed.collect()],
+        "counted": [(r.window.start, r.window.end, r.window.kind, r.s) for r in counted.collect()],
+        "split": [(r.window.kind, r.s) for r in split.collect()],
+        "error": error,
+    }))
+    spark.stop()
+    """
+)
+
+
+def test_windows_under_spark_connect(tmp_path):
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=tmp_path)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result["connect"].startswith("pyspark.sql.connect")
+    assert result["timed"] == [[0, "final", 5], [10, "final", 12]]
+    assert result["counted"] == [[1, 4, "final", 5], [12, 12, "partial", 12]]
+    assert result["split"] == [["final", 1], ["final", 4], ["partial", 12]]  # 4 and 12 each start a window
+    assert result["error"] == "sw_count: argument `size` must be a positive whole number of rows, got 0"
