@@ -84,7 +84,7 @@ trait SequenceWindowHost extends StreamWindowExec {
             val orderValue = InternalRow.copyValue(row.get(orderOrdinal, orderType))
             if (previousOrder != null && previousOrder == orderValue) {
               throw new SparkException(s"${spec.function}: two rows of the same key have order_by " +
-                s"`$orderName` = $orderValue; count windows need a distinct arrival order per key, so " +
+                s"`$orderName` = $orderValue; these windows need a distinct arrival order per key, so " +
                 "order by a unique column (a Kafka offset, an ingestion sequence) or add a tie-breaker")
             }
             previousOrder = orderValue
