@@ -91,6 +91,7 @@ class EngineSuite extends AnyFunSuite {
       assert(rec.out.map(w => (w._1, w._2, w._3, w._4)).sortBy(w => (w._1.asInstanceOf[Long], w._3)) ==
         model.sortBy(w => (w._1, w._3)), s"size=$size step=$step n=$n")
       assert(engine.windowsEmitted == model.size)
+      assert(engine.rowsInNoWindow == 0, s"start-aligned windows hold every row: size=$size step=$step n=$n")
       assert(engine.peakBuffered <= size)
     }
   }

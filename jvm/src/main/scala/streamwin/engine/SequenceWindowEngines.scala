@@ -110,6 +110,8 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) e
     if (spec.alignEnd) {
       if (rows > coveredUntil && orders.nonEmpty) emit(orders.head, orders.last, WindowKind.Partial)
     } else {
+      // Every retained row is in one of the partial windows below, so none is unwindowed.
+      coveredUntil = rows
       var start = firstRowStillNeeded
       while (start < rows) {
         evictBefore(start)
