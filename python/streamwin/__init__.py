@@ -17,9 +17,10 @@ windows holding it::
 
 from streamwin._jar import configure, jar_path
 from streamwin.metrics import window_metrics
-from streamwin.windows import count, delta, hopping, punctuation, split, tumbling
+from streamwin.windows import count, delta, hopping, interval, punctuation, session, sliding, split, timer, tumbling
 
 __all__ = [
-    "configure", "jar_path", "tumbling", "hopping", "count", "split", "delta", "punctuation", "window_metrics",
+    "configure", "jar_path", "tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta",
+    "punctuation", "window_metrics",
 ]
 __version__ = "0.1.0"

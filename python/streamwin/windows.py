@@ -19,7 +19,7 @@ ColumnOrName = Union[Column, str]
 DurationLike = Union[str, datetime.timedelta]
 
 # Policies whose value is a column (a name or a Column) rather than a literal.
-_COLUMN_POLICIES = {"order_by"}
+_COLUMN_POLICIES = {"order_by", "ingest_time"}
 _MULTI_COLUMN_POLICIES = {"partition_by"}
 
 
@@ -127,6 +127,131 @@ def hopping(
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, **policies},
     )
+
+
+def sliding(
+    time: ColumnOrName,
+    size: DurationLike,
+    *,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """Per-event sliding windows: one window per event time ``t`` of a key, covering
+    ``[t - size, t]`` with both ends inclusive (eKuiper ``SLIDINGWINDOW``, Quix ``sliding_window``).
+
+    ``window.start`` is ``t - size`` and ``window.end`` is ``t``. Rows sharing a timestamp share
+    one window, which holds all of them (Quix: every interval has a distinct aggregation). Aggregates
+    run over a FIFO of per-timestamp partial aggregates, so the cost per row does not grow with
+    ``size``. In ``select``, each row is tagged with every window holding it; ``partition_by``
+    names the columns that split the rows into independent streams.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS ts, v FROM VALUES (0, 1), (5, 2), (20, 3) AS t(s, v)")
+    >>> out = df.groupBy(sw.sliding("ts", "10 seconds")).agg(F.sum("v").alias("total"))
+    >>> [(r.window.start.second, r.window.end.second, r.total) for r in out.orderBy("window").collect()]
+    [(50, 0, 1), (55, 5, 3), (10, 20, 3)]
+    """
+    return _window("sw_sliding", [_to_col(time), _duration("size", size)], {"partition_by": partition_by, **policies})
+
+
+def session(
+    time: ColumnOrName,
+    gap: Union[DurationLike, Column],
+    *,
+    max_duration: Optional[DurationLike] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """Session windows: a session extends while the next row of the key is at most ``gap`` after
+    the session's end so far, and ends at last row + ``gap`` (as Spark's ``session_window``).
+
+    ``gap`` is a duration, or a Column of intervals or interval strings for a per-row gap (rows
+    whose gap is null or not positive are skipped, as in Spark). ``max_duration`` cuts long
+    sessions the way eKuiper's ``SESSIONWINDOW`` does: the checks happen at the ends of the
+    ``max_duration`` periods aligned to the epoch; when a row arrives after a check time ``T`` and
+    the session began before ``T - max_duration``, the session ends at ``T`` and the next one is
+    reported as starting at ``T``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS ts FROM VALUES (1), (4), (20) AS t(s)")
+    >>> out = df.groupBy(sw.session("ts", "5 seconds")).agg(F.count("*").alias("n"))
+    >>> [(r.window.start.second, r.window.end.second, r.n) for r in out.orderBy("window").collect()]
+    [(1, 9, 2), (20, 25, 1)]
+    """
+    gap_col = gap if isinstance(gap, Column) else _duration("gap", gap)
+    return _window(
+        "sw_session",
+        [_to_col(time), gap_col],
+        {"max_duration": max_duration, "partition_by": partition_by, **policies},
+    )
+
+
+def interval(
+    time: ColumnOrName,
+    duration: DurationLike,
+    *,
+    creation_period: Optional[DurationLike] = None,
+    discard_age: Optional[DurationLike] = None,
+    offset: Optional[DurationLike] = None,
+    order_by: Optional[ColumnOrName] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """IBM Streams SPL ``timeInterval`` panes ``[offset + k*creation_period, + duration)``.
+
+    Rows are replayed per key in ``order_by`` order (event-time order when not given); the key's
+    progress is the largest event time seen so far. A pane is emitted with ``kind = "final"`` when
+    progress reaches its end. A late row that arrives before progress reaches ``end + discard_age``
+    updates the pane, which is emitted again whole with ``kind = "update"``; after that the pane
+    is gone and later rows for it are late (dropped and counted in the metrics).
+    ``creation_period`` defaults to ``duration`` and ``discard_age`` to 0.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS ts, seq FROM VALUES (1, 1), (12, 2), (3, 3) AS t(s, seq)")
+    >>> w = sw.interval("ts", "10 seconds", discard_age="5 seconds", order_by="seq")
+    >>> out = df.groupBy(w).agg(F.collect_list(F.second("ts")).alias("s"))
+    >>> [(r.window.start.second, r.window.kind, r.s) for r in out.orderBy("window", "window.kind").collect()]
+    [(0, 'final', [1]), (0, 'update', [1, 3]), (10, 'final', [12])]
+    """
+    return _window(
+        "sw_interval",
+        [_to_col(time), _duration("duration", duration)],
+        {"creation_period": creation_period, "discard_age": discard_age, "offset": offset, "order_by": order_by,
+         "partition_by": partition_by, **policies},
+    )
+
+
+def timer(period: DurationLike, *, ingest_time: Optional[ColumnOrName] = None, **policies: object) -> Column:
+    """Processing-time windows (KX ``.qsp.window.timer``, SPL ``time(T)``): everything that
+    arrived in each ``period``.
+
+    In batch the arrival time is ``ingest_time`` (a timestamp column); without it the whole input
+    is one arrival, at the query's processing time (``current_timestamp()``), so it all lands in one
+    window. Windows align to the epoch like tumbling windows; ``window.kind`` is ``"final"``.
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS arrived FROM VALUES (1), (2), (7) AS t(s)")
+    >>> out = df.groupBy(sw.timer("5 seconds", ingest_time="arrived")).agg(F.count("*").alias("n"))
+    >>> [(r.window.start.second, r.n) for r in out.orderBy("window").collect()]
+    [(0, 2), (5, 1)]
+    """
+    return _window("sw_timer", [_duration("period", period)], {"ingest_time": ingest_time, **policies})
 
 
 def count(

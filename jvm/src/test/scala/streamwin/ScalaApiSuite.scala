@@ -9,7 +9,8 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.api.SplitTrigger
-import streamwin.api.functions.{count => countWindow, countEndAligned, delta, hopping, punctuation, split, splitBy, tumbling}
+import streamwin.api.functions.{count => countWindow, countEndAligned, delta, hopping, interval, punctuation, session, sliding,
+  split, splitBy, timer, tumbling}
 
 /** Sum of squares as a typed Scala Aggregator (a TypedImperativeAggregate once registered as a UDAF). */
 object SumOfSquares extends Aggregator[Long, Long, Long] {
@@ -52,6 +53,28 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(a.collect().toSet == b.collect().toSet)
       assert(a.count() > 0)
     }
+  }
+
+  test("sliding, session, interval and timer windows from Scala and SQL") {
+    import spark.implicits._
+    val df = Seq((1L, 1L), (4L, 2L), (20L, 3L), (3L, 4L)).map { case (s, seq) => (ts(s), seq, s) }.toDF("ts", "seq", "v")
+    def rows(c: org.apache.spark.sql.Column) =
+      df.groupBy(c).agg(sum("v").as("s")).select("window.start", "window.end", "window.kind", "s")
+        .collect().map(r => (r.getTimestamp(0).getTime / 1000, r.getTimestamp(1).getTime / 1000, r.getString(2), r.getLong(3))).sorted.toSeq
+    assert(rows(sliding(col("ts"), "5 seconds")) == Seq((-4L, 1L, "final", 1L), (-2L, 3L, "final", 4L), (-1L, 4L, "final", 8L),
+      (15L, 20L, "final", 20L)))
+    assert(rows(session(col("ts"), "5 seconds")) == Seq((1L, 9L, "final", 8L), (20L, 25L, "final", 20L)))
+    assert(rows(session(col("ts"), "2 seconds", "10 seconds")) == Seq((1L, 6L, "final", 8L), (20L, 22L, "final", 20L)))
+    // In seq order 1, 4, 20, 3: the 20 closes [0,10) (final 5); the 3 is late but within the discard age (update 8).
+    assert(rows(interval(col("ts"), "10 seconds", "10 seconds", "30 seconds", col("seq"))) ==
+      Seq((0L, 10L, "final", 5L), (0L, 10L, "update", 8L), (20L, 30L, "final", 20L)))
+    assert(rows(timer("10 seconds", col("ts"))) == Seq((0L, 10L, "final", 8L), (20L, 30L, "final", 20L)))
+    df.createOrReplaceTempView("readings")
+    val viaSql = spark.sql("SELECT sw_session(ts, '5 seconds', 'max_duration', '1 hour') AS window, sum(v) AS s FROM readings " +
+      "GROUP BY sw_session(ts, '5 seconds', 'max_duration', '1 hour')").collect().map(_.getLong(1)).sorted.toSeq
+    assert(viaSql == Seq(8L, 20L))
+    val e = intercept[AnalysisException](df.groupBy(session(col("ts"), "0 seconds")).count())
+    assert(e.getMessage.contains("sw_session: argument `gap` must be positive"))
   }
 
   test("a Scala Aggregator UDAF in time and count windows") {

@@ -40,6 +40,35 @@ object functions {
   def hopping(time: Column, size: Duration, step: Duration): Column =
     window("sw_hopping", Seq(time, duration(size), duration(step)), Nil)
 
+  /** Per-event sliding windows: one per event time t of a key, covering [t - size, t] (both ends inclusive). */
+  def sliding(time: Column, size: String, partitionBy: Column*): Column =
+    window("sw_sliding", Seq(time, F.lit(size)), partitionBy.map("partition_by" -> _))
+
+  /** Session windows ending `gap` after their last row (Spark's `session_window` rule). */
+  def session(time: Column, gap: String, partitionBy: Column*): Column =
+    window("sw_session", Seq(time, F.lit(gap)), partitionBy.map("partition_by" -> _))
+  /** Sessions with a per-row gap: `gap` is an INTERVAL or interval STRING column. */
+  def session(time: Column, gap: Column): Column = window("sw_session", Seq(time, gap), Nil)
+  /** Sessions cut at most every `maxDuration`, at aligned check times, as eKuiper's SESSIONWINDOW does. */
+  def session(time: Column, gap: String, maxDuration: String, partitionBy: Column*): Column =
+    window("sw_session", Seq(time, F.lit(gap)), ("max_duration" -> F.lit(maxDuration)) +: partitionBy.map("partition_by" -> _))
+
+  /**
+   * SPL timeInterval panes [offset + k·creationPeriod, + duration), replayed per key in `orderBy`
+   * order: `final` when event-time progress reaches a pane's end, `update` for late rows until
+   * end + discardAge.
+   */
+  def interval(time: Column, duration: String, creationPeriod: String, discardAge: String, orderBy: Column): Column =
+    window("sw_interval", Seq(time, F.lit(duration)),
+      Seq("creation_period" -> F.lit(creationPeriod), "discard_age" -> F.lit(discardAge), "order_by" -> orderBy))
+  def interval(time: Column, duration: String): Column = window("sw_interval", Seq(time, F.lit(duration)), Nil)
+
+  /** Processing-time windows: what arrived (by `ingestTime`) in each period. */
+  def timer(period: String, ingestTime: Column): Column =
+    window("sw_timer", Seq(F.lit(period)), Seq("ingest_time" -> ingestTime))
+  /** Processing-time windows without an arrival column: the whole input arrives at the query's processing time. */
+  def timer(period: String): Column = window("sw_timer", Seq(F.lit(period)), Nil)
+
   /**
    * Count windows of `size` rows, starting every `step` rows (tumbling when step == size, sliding
    * when step == 1) per key in `orderBy` order. A window still incomplete at the end of the input is

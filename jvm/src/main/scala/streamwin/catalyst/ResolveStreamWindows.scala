@@ -3,8 +3,8 @@ package streamwin.catalyst
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, CollectList}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
@@ -53,16 +53,14 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
   private def validate(w: StreamWindow, grouped: Boolean): Unit = {
     val f = w.spec.function
     w.spec match {
-      case _: TimeWindowSpec => w.timeOrOrder.dataType match {
+      case _: SequenceWindowSpec => checkOrderType(f, w.timeOrOrder)
+      case _ => w.timeOrOrder.dataType match {
         case TimestampType | TimestampNTZType =>
-        case other => throw StreamwinErrors.invalidArgument(f, "time",
-          s"must be a TIMESTAMP or TIMESTAMP_NTZ column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)}); " +
-            "convert it first, for example with timestamp_seconds() or to_timestamp()")
-      }
-      case _: SequenceWindowSpec => w.timeOrOrder.dataType match {
-        case _: NumericType | TimestampType | TimestampNTZType | DateType | _: StringType =>
-        case other => throw StreamwinErrors.invalidArgument(f, "order_by",
-          s"must be a numeric, string, date or timestamp column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)})")
+        case other =>
+          val name = if (w.spec.function == "sw_timer") "ingest_time" else "time"
+          throw StreamwinErrors.invalidArgument(f, name,
+            s"must be a TIMESTAMP or TIMESTAMP_NTZ column, got ${other.sql} (${toPrettySQL(w.timeOrOrder)}); " +
+              "convert it first, for example with timestamp_seconds() or to_timestamp()")
       }
     }
     (w.spec, w.signal) match {
@@ -72,6 +70,12 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
       case (PunctuationWindowSpec, Some(m)) if m.dataType != BooleanType =>
         throw StreamwinErrors.invalidArgument(f, "column",
           s"must be a BOOLEAN marker column, got ${m.dataType.sql} (${toPrettySQL(m)})")
+      case (_: IntervalWindowSpec, Some(o)) => checkOrderType(f, o)
+      case (_: SessionWindowSpec, Some(g)) => g.dataType match {
+        case CalendarIntervalType | _: DayTimeIntervalType | _: StringType =>
+        case other => throw StreamwinErrors.invalidArgument(f, "gap",
+          s"must be a duration literal or an INTERVAL or STRING column (a dynamic gap), got ${other.sql} (${toPrettySQL(g)})")
+      }
       case (_: DeltaWindowSpec, Some(c)) => c.dataType match {
         case _: NumericType | TimestampType | TimestampNTZType =>
         case other => throw StreamwinErrors.invalidArgument(f, "column",
@@ -85,10 +89,21 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     }
   }
 
-  /** The signal as the engine reads it: a boolean, or for delta the value as a double (seconds for time). */
+  private def checkOrderType(f: String, order: Expression): Unit = order.dataType match {
+    case _: NumericType | TimestampType | TimestampNTZType | DateType | _: StringType =>
+    case other => throw StreamwinErrors.invalidArgument(f, "order_by",
+      s"must be a numeric, string, date or timestamp column, got ${other.sql} (${toPrettySQL(order)})")
+  }
+
+  /**
+   * The signal as the engine reads it: a boolean, for delta the value as a double (seconds for
+   * time), for a dynamic session gap microseconds, for timeInterval the order_by column.
+   */
   private def signalAttribute(w: StreamWindow, extra: ArrayBuffer[NamedExpression]): Option[Attribute] =
     w.signal.map { s =>
       val value = (w.spec, s.dataType) match {
+        case (_: SessionWindowSpec, _: StringType) => GapMicros(Cast(s, CalendarIntervalType))
+        case (_: SessionWindowSpec, _) => GapMicros(s)
         case (_: DeltaWindowSpec, TimestampType | TimestampNTZType) => EpochSeconds(s)
         case (_: DeltaWindowSpec, DoubleType) => s
         case (_: DeltaWindowSpec, _) => Cast(s, DoubleType)
@@ -195,13 +210,37 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val extra = new ArrayBuffer[NamedExpression]
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
     val signal = signalAttribute(window, extra)
-    val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
     val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
-    Project(projectList,
-      WindowAssign(window.spec, timeOrOrder, signal, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq)))
+    val tagged = window.spec match {
+      case _: TimeWindowSpec | _: SequenceWindowSpec =>
+        val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
+        WindowAssign(window.spec, timeOrOrder, signal, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq))
+      case _ =>
+        // A row's sliding, session or interval windows depend on the other rows of its stream: tag
+        // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
+        // so tagged rows are exactly the members of the grouped windows.
+        val partitionBy = window.partitionBy.zipWithIndex.map { case (e, i) =>
+          val alias = Alias(e, s"_sw_partition_$i")()
+          extra += alias
+          alias.toAttribute
+        }
+        val columns = p.child.output
+        val members = CollectList(CreateStruct(columns))
+        val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
+        val grouped = WindowAggregate(window.spec, partitionBy, timeOrOrder, signal, windowAttr,
+          Seq(members), Seq(None), Seq(membersAttr), withExtraColumns(p.child, extra.toSeq))
+        val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
+        val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
+          outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
+        // Each column comes back under its own name and id, so the select list above still resolves.
+        Project(columns.zipWithIndex.map { case (c, i) =>
+          Alias(GetStructField(member, i, Some(c.name)), c.name)(exprId = c.exprId, qualifier = c.qualifier)
+        } :+ windowAttr, exploded)
+    }
+    Project(projectList, tagged)
   }
 }
 

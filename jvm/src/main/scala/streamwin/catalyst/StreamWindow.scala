@@ -3,7 +3,7 @@ package streamwin.catalyst
 import org.apache.spark.sql.catalyst.expressions.{Expression, Unevaluable}
 import org.apache.spark.sql.types._
 
-import streamwin.spec.{CountWindowSpec, SequenceWindowSpec, TimeWindowSpec, WindowSpec}
+import streamwin.spec._
 
 /**
  * A window column as written by the user (`sw_tumbling(ts, '10 seconds')`, …). It is never
@@ -11,14 +11,12 @@ import streamwin.spec.{CountWindowSpec, SequenceWindowSpec, TimeWindowSpec, Wind
  * it by streamwin's own operators.
  *
  * @param children the time column (time windows) or the order_by column (count and data windows),
- *                 then the signal column of data windows (split predicate, delta value,
- *                 punctuation marker), then the partition_by columns (windows in select)
+ *                 then the signal column if the spec has one (split predicate, delta value,
+ *                 punctuation marker, dynamic session gap, timeInterval order_by), then the
+ *                 partition_by columns (windows in select)
  */
 case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Expression with Unevaluable {
-  private def hasSignal: Boolean = spec match {
-    case s: SequenceWindowSpec => s.hasSignal
-    case _ => false
-  }
+  private def hasSignal: Boolean = spec.hasSignal
   def timeOrOrder: Expression = children.head
   def signal: Option[Expression] = if (hasSignal) Some(children(1)) else None
   def partitionBy: Seq[Expression] = children.drop(if (hasSignal) 2 else 1)
@@ -34,6 +32,12 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Exp
 
   override def toString: String = spec match {
     case t: TimeWindowSpec => s"${spec.function}(${timeOrOrder}, size=${t.size}us, step=${t.step}us, offset=${t.offset}us)"
+    case s: SlidingWindowSpec => s"${spec.function}($timeOrOrder, size=${s.size}us)"
+    case s: SessionWindowSpec =>
+      s"${spec.function}($timeOrOrder, gap=${if (s.dynamicGap) signal.get else s"${s.gap}us"}, max_duration=${s.maxDuration.map(d => s"${d}us").getOrElse("none")})"
+    case i: IntervalWindowSpec =>
+      s"${spec.function}($timeOrOrder, duration=${i.duration}us, period=${i.period}us, discard_age=${i.discardAge}us, " +
+        s"offset=${i.offset}us, order_by=${signal.getOrElse(timeOrOrder)})"
     case c: CountWindowSpec =>
       s"${spec.function}(${c.size}, step=${c.step}, align=${if (c.alignEnd) "end" else "start"}, order_by=$timeOrOrder)"
     case other => s"${other}(${signal.getOrElse("")}, order_by=$timeOrOrder)"

@@ -1,7 +1,9 @@
 package streamwin.catalyst
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode}
+import org.apache.spark.unsafe.types.CalendarInterval
 import org.apache.spark.sql.types.{DataType, DoubleType, LongType}
 
 /**
@@ -30,4 +32,27 @@ case class EpochSeconds(child: Expression) extends UnaryExpression {
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
     defineCodeGen(ctx, ev, t => s"$t / 1000000.0")
   override protected def withNewChildInternal(newChild: Expression): EpochSeconds = copy(child = newChild)
+}
+
+/**
+ * A dynamic session gap in microseconds, from a CALENDAR INTERVAL or DAY TO SECOND interval. Like
+ * Spark's `session_window`, a row whose gap is null, not positive or not a fixed duration (months)
+ * opens no session: the result is null and the row is skipped and counted.
+ */
+case class GapMicros(child: Expression) extends UnaryExpression with CodegenFallback {
+  override def dataType: DataType = LongType
+  override def nullable: Boolean = true
+  override def eval(input: InternalRow): Any = {
+    val micros: Any = child.eval(input) match {
+      case null => null
+      case ci: CalendarInterval => if (ci.months != 0) null else ci.days * 86400L * 1000000L + ci.microseconds
+      case v: Long => v
+      case _ => null
+    }
+    micros match {
+      case m: Long if m > 0 => m
+      case _ => null
+    }
+  }
+  override protected def withNewChildInternal(newChild: Expression): GapMicros = copy(child = newChild)
 }

@@ -1,7 +1,7 @@
 package streamwin.catalyst
 
 import org.apache.spark.sql.catalyst.FunctionIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.catalyst.expressions.{CurrentTimestamp, Expression, ExpressionInfo, Literal}
 
 import streamwin.spec._
 
@@ -35,6 +35,53 @@ object WindowFunctions {
         s"must not exceed size ($step > $size): count windows cover every row (Quix and eKuiper rule)")
     }
     StreamWindow(CountWindowSpec(size, step, alignEnd), requiredOrder(a) +: a.optionValues("partition_by"))
+  }
+
+  private def sliding(args: Seq[Expression]): Expression = {
+    val a = new WindowArguments("sw_sliding", Seq("time", "size"), Seq("partition_by"), Set("partition_by"), args)
+    val size = a.duration("size", a.positional("size"))
+    StreamWindow(SlidingWindowSpec(size), a.positional("time") +: a.optionValues("partition_by"))
+  }
+
+  private def session(args: Seq[Expression]): Expression = {
+    val a = new WindowArguments("sw_session", Seq("time", "gap"), Seq("max_duration", "partition_by"),
+      Set("partition_by"), args)
+    val gapArg = a.positional("gap")
+    // A literal is a fixed gap; any other expression is a per-row (dynamic) gap, as in session_window.
+    val fixedGap = gapArg match {
+      case _: Literal => Some(a.duration("gap", gapArg))
+      case _ => None
+    }
+    val maxDuration = a.option("max_duration").map(a.duration("max_duration", _))
+    (fixedGap, maxDuration) match {
+      case (None, Some(_)) => throw StreamwinErrors.invalidArgument(a.function, "max_duration",
+        "needs a fixed gap (a duration literal); with a dynamic gap column sessions cannot be cut (eKuiper rule)")
+      case (Some(g), Some(d)) if d < g => throw StreamwinErrors.invalidArgument(a.function, "max_duration",
+        s"must be at least the gap (${d}us < ${g}us): a session always lasts its gap")
+      case _ =>
+    }
+    val spec = SessionWindowSpec(fixedGap.getOrElse(0L), fixedGap.isEmpty, maxDuration)
+    val children = a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)
+    StreamWindow(spec, children ++ a.optionValues("partition_by"))
+  }
+
+  private def interval(args: Seq[Expression]): Expression = {
+    val a = new WindowArguments("sw_interval", Seq("time", "duration"),
+      Seq("creation_period", "discard_age", "offset", "order_by", "partition_by"), Set("partition_by"), args)
+    val duration = a.duration("duration", a.positional("duration"))
+    val period = a.option("creation_period").map(a.duration("creation_period", _)).getOrElse(duration)
+    val discardAge = a.option("discard_age").map(a.duration("discard_age", _, allowZero = true)).getOrElse(0L)
+    val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
+    val order = a.option("order_by")
+    val spec = IntervalWindowSpec(duration, period, discardAge, offset, arrivalOrder = order.isDefined)
+    StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"))
+  }
+
+  private def timer(args: Seq[Expression]): Expression = {
+    val a = new WindowArguments("sw_timer", Seq("period"), Seq("ingest_time"), Set.empty, args)
+    val period = a.duration("period", a.positional("period"))
+    // Without an arrival time, the whole input arrived at once: at the query's processing time.
+    StreamWindow(TimeWindowSpec(a.function, period, period, 0L), Seq(a.option("ingest_time").getOrElse(CurrentTimestamp())))
   }
 
   private def requiredOrder(a: WindowArguments): Expression = a.option("order_by").getOrElse(
@@ -71,6 +118,22 @@ object WindowFunctions {
       "_FUNC_(time, size, step[, 'offset', offset]) - Hopping event-time windows of length size starting every step.",
       "SELECT _FUNC_(ts, '1 minute', '10 seconds') AS window, count(*) FROM t GROUP BY _FUNC_(ts, '1 minute', '10 seconds');",
       hopping _),
+    function("sw_sliding",
+      "_FUNC_(time, size[, 'partition_by', column ...]) - One window per event time t of a key, covering [t - size, t] with both ends inclusive (eKuiper SLIDINGWINDOW, Quix sliding_window).",
+      "SELECT k, _FUNC_(ts, '1 hour') AS window, avg(temp) FROM t GROUP BY k, _FUNC_(ts, '1 hour');",
+      sliding _),
+    function("sw_session",
+      "_FUNC_(time, gap[, 'max_duration', duration][, 'partition_by', column ...]) - Session windows that end gap after their last row (gap may be an INTERVAL or STRING column); max_duration cuts long sessions at aligned check times (eKuiper SESSIONWINDOW).",
+      "SELECT k, _FUNC_(ts, '5 minutes', 'max_duration', '1 hour') AS window, count(*) FROM t GROUP BY k, _FUNC_(ts, '5 minutes', 'max_duration', '1 hour');",
+      session _),
+    function("sw_interval",
+      "_FUNC_(time, duration[, 'creation_period', period][, 'discard_age', age][, 'offset', offset][, 'order_by', column][, 'partition_by', column ...]) - SPL timeInterval panes [offset + k*period, + duration): final when event-time progress reaches the end, emitted again as update for late rows until end + discard_age.",
+      "SELECT k, _FUNC_(ts, '10 seconds', 'creation_period', '5 seconds', 'discard_age', '15 seconds', 'order_by', seq) AS window, sum(v) FROM t GROUP BY k, _FUNC_(ts, '10 seconds', 'creation_period', '5 seconds', 'discard_age', '15 seconds', 'order_by', seq);",
+      interval _),
+    function("sw_timer",
+      "_FUNC_(period[, 'ingest_time', column]) - Processing-time windows: what arrived in each period, by ingest_time, or all rows at the query's processing time when none is given (KX timer, SPL time(T)).",
+      "SELECT _FUNC_('5 seconds', 'ingest_time', arrived) AS window, count(*) FROM t GROUP BY _FUNC_('5 seconds', 'ingest_time', arrived);",
+      timer _),
     function("sw_count",
       "_FUNC_(size[, 'step', step][, 'align', 'start'|'end'], 'order_by', column[, 'partition_by', column ...]) - Count windows of size rows per key in order_by order: starting every step rows (align 'start'), or at every step-th row holding the latest size rows (align 'end', eKuiper COUNTWINDOW).",
       "SELECT k, _FUNC_(3, 'order_by', seq) AS window, sum(v) FROM t GROUP BY k, _FUNC_(3, 'order_by', seq);",

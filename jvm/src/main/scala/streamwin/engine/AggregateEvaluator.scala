@@ -135,6 +135,8 @@ class AggregateEvaluator(
     out
   }
 
+  def functionCount: Int = functions.size
+
   /** Number of buffer slots before the given function's (for reading a function's buffer directly). */
   def offsetOf(functionIndex: Int): Int = offsets(functionIndex)
 }

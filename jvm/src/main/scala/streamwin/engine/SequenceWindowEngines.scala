@@ -20,37 +20,47 @@ trait WindowContents {
 }
 
 /**
- * A per-key state machine over rows in arrival (`order_by`) order, for count and data-driven
- * windows. The host resets it per key, feeds every row of the key with a non-null order, and
- * finishes the key at the end of its input (teardown: incomplete windows are emitted as `partial`).
+ * A per-key state machine over rows in arrival (`order_by`) order. The host resets it per key,
+ * feeds every row of the key with a non-null order, and finishes the key at the end of its input.
  */
-abstract class SequenceWindowEngine(contents: WindowContents) {
+abstract class RowWindowEngine {
   private var emitted = 0L
   private var peak = 0
   protected var unwindowed = 0L
+  protected var late = 0L
 
   def windowsEmitted: Long = emitted
   def peakBuffered: Int = peak
-  /** Rows dropped without ever being in a window (eKuiper: rows before the first full window). */
+  /** Rows accepted but dropped without ever being in a window (eKuiper: rows before the first full window). */
   def rowsInNoWindow: Long = unwindowed
+  /** Rejected rows that were late (their windows were already gone), as opposed to in no window at all. */
+  def rowsLate: Long = late
 
   def startKey(): Unit
 
   /**
    * One row of the key. `signal` is the per-row value the family reads (split predicate, delta
-   * value, punctuation marker), null when absent. Returns false when the row is not a window member
-   * (a punctuation marker, or a delta row without a value), so the host counts it as skipped.
+   * value, punctuation marker, event time), null when absent. Returns false when the row is not a
+   * window member (a punctuation marker, a delta row without a value, a late row), so the host
+   * counts it as late or skipped.
    */
   def addRow(order: Any, signal: Any, row: InternalRow): Boolean
 
   def finishKey(): Unit
 
+  protected final def countEmitted(): Unit = emitted += 1
+  protected final def held(n: Int): Unit = if (n > peak) peak = n
+}
+
+/**
+ * Count and data-driven windows: the rows of open windows live in a [[WindowContents]]. At the
+ * end of the key's input (teardown), incomplete windows are emitted as `partial`.
+ */
+abstract class SequenceWindowEngine(contents: WindowContents) extends RowWindowEngine {
   protected final def emit(start: Any, end: Any, kind: UTF8String): Unit = {
     contents.emit(start, end, kind)
-    emitted += 1
+    countEmitted()
   }
-
-  protected final def held(n: Int): Unit = if (n > peak) peak = n
 }
 
 object SequenceWindowEngine {

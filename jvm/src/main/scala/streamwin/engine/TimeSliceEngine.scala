@@ -20,7 +20,7 @@ import streamwin.spec.TimeWindowSpec
 final class TimeSliceEngine(
     spec: TimeWindowSpec,
     evaluator: AggregateEvaluator,
-    emit: (Long, Long, InternalRow) => Unit) {
+    emit: (Long, Long, InternalRow) => Unit) extends SliceWindowEngine {
 
   private val fifo = new FifoAggregator(evaluator)
   private val sliceStarts = new mutable.ArrayDeque[Long]

@@ -12,32 +12,34 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{SequenceWindowSpec, TriggerSplitWindowSpec}
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TriggerSplitWindowSpec}
 
 /**
- * Hosts a [[SequenceWindowEngine]] (count and data-driven windows) over rows clustered by key and
- * sorted by (key, order_by): one pass, one engine reset per key. Rows with a null order_by are
- * skipped and counted; two rows of a key with the same order_by value fail the query, since their
- * order (and so the windows) would be arbitrary.
+ * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
+ * key and sorted by (key, order_by): one pass, one engine reset per key. Rows with a null order_by
+ * are skipped and counted; two rows of a key with the same order_by value fail the query, since
+ * their order (and so the windows) would be arbitrary — unless the order is the event time itself
+ * (`orderIsEventTime`), where rows of equal time are interchangeable.
  */
 trait SequenceWindowHost extends StreamWindowExec {
-  def spec: SequenceWindowSpec
   def streamKeys: Seq[Attribute]
   def order: Attribute
   def signal: Option[Attribute]
+  protected def orderIsEventTime: Boolean = false
 
   override def requiredChildDistribution: Seq[Distribution] =
     if (streamKeys.isEmpty) AllTuples :: Nil else ClusteredDistribution(streamKeys) :: Nil
   override def requiredChildOrdering: Seq[Seq[SortOrder]] =
     Seq((streamKeys :+ order).map(SortOrder(_, Ascending)))
 
-  /** What the engine fills. `key()` is the current key row; `out(row)` queues an output row. */
-  protected def newContents(key: () => InternalRow, out: InternalRow => Unit): WindowContents
+  /** The per-key engine. `key()` is the current key row; `out(row)` queues an output row. */
+  protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (outRows, windows, windowed, skipped, peakMetric) = (longMetric("numOutputRows"),
+    val (outRows, windows, windowed, skipped, lateMetric, peakMetric) = (longMetric("numOutputRows"),
       longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
-      longMetric("peakBufferedRows"))
+      longMetric("lateRowsDropped"), longMetric("peakBufferedRows"))
+    val tiesAllowed = orderIsEventTime
     val childOutput = child.output
     val orderOrdinal = childOutput.indexWhere(_.exprId == order.exprId)
     val orderType = order.dataType
@@ -54,11 +56,12 @@ trait SequenceWindowHost extends StreamWindowExec {
       var key: InternalRow = null
       var previousOrder: Any = null
       var accepted = 0L
+      var rejected = 0L
       val pending = new mutable.Queue[InternalRow]
-      val engine = SequenceWindowEngine(spec, newContents(() => key, { row =>
+      val engine = newEngine(() => key, { row =>
         pending.enqueue(row)
         outRows += 1
-      }))
+      })
       new PushToPullIterator(pending) {
         override protected def advance(): Boolean = {
           if (!input.hasNext) {
@@ -67,7 +70,8 @@ trait SequenceWindowHost extends StreamWindowExec {
             windows += engine.windowsEmitted
             // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
             windowed += accepted - engine.rowsInNoWindow
-            skipped += engine.rowsInNoWindow
+            skipped += rejected - engine.rowsLate + engine.rowsInNoWindow
+            lateMetric += engine.rowsLate
             return false
           }
           val row = input.next()
@@ -82,7 +86,7 @@ trait SequenceWindowHost extends StreamWindowExec {
             skipped += 1
           } else {
             val orderValue = InternalRow.copyValue(row.get(orderOrdinal, orderType))
-            if (previousOrder != null && previousOrder == orderValue) {
+            if (!tiesAllowed && previousOrder != null && previousOrder == orderValue) {
               throw new SparkException(s"${spec.function}: two rows of the same key have order_by " +
                 s"`$orderName` = $orderValue; these windows need a distinct arrival order per key, so " +
                 "order by a unique column (a Kafka offset, an ingestion sequence) or add a tie-breaker")
@@ -91,7 +95,7 @@ trait SequenceWindowHost extends StreamWindowExec {
             val signalValue =
               if (signalOrdinal < 0 || row.isNullAt(signalOrdinal)) null
               else signalToScala(row.get(signalOrdinal, signalType))
-            if (engine.addRow(orderValue, signalValue, row)) accepted += 1 else skipped += 1
+            if (engine.addRow(orderValue, signalValue, row)) accepted += 1 else rejected += 1
           }
           true
         }
@@ -114,14 +118,15 @@ case class SequenceWindowAggregateExec(
 
   override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
 
-  override protected def newContents(key: () => InternalRow, out: InternalRow => Unit): WindowContents = {
+  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val evaluator = new AggregateEvaluator(functions, filters, child.output)
     val writer = new WindowRowWriter(output)
     val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
       out(writer.aggregated(key(), start, end, kind, values))
     // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
-    if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
-    else new AggregatedContents(evaluator, emit)
+    SequenceWindowEngine(spec,
+      if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
+      else new AggregatedContents(evaluator, emit))
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAggregateExec = copy(child = newChild)
@@ -138,10 +143,39 @@ case class SequenceWindowAssignExec(
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
 
-  override protected def newContents(key: () => InternalRow, out: InternalRow => Unit): WindowContents = {
+  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val writer = new WindowRowWriter(output)
-    new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind)))
+    SequenceWindowEngine(spec, new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))))
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAssignExec = copy(child = newChild)
+}
+
+/**
+ * groupBy over SPL timeInterval panes: rows in arrival order (`order_by`, or event time when none
+ * is given) drive an [[IntervalWindowEngine]] per key; the signal is the event time.
+ */
+case class IntervalWindowAggregateExec(
+    spec: IntervalWindowSpec,
+    streamKeys: Seq[Attribute],
+    order: Attribute,
+    time: Attribute,
+    functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    windowAttr: Attribute,
+    resultAttrs: Seq[Attribute],
+    child: SparkPlan) extends SequenceWindowHost {
+
+  override def signal: Option[Attribute] = Some(time)
+  override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
+  override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
+
+  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
+    val evaluator = new AggregateEvaluator(functions, filters, child.output)
+    val writer = new WindowRowWriter(output)
+    new IntervalWindowEngine(spec, evaluator, (start, end, kind, values) =>
+      out(writer.aggregated(key(), start, end, kind, values)))
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): IntervalWindowAggregateExec = copy(child = newChild)
 }

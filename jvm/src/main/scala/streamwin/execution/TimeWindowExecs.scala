@@ -9,30 +9,43 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.engine.{AggregateEvaluator, TimeSliceEngine, WindowKind}
-import streamwin.spec.TimeWindowSpec
+import streamwin.engine.{AggregateEvaluator, SliceWindowEngine, WindowKind}
+import streamwin.spec.{TimeWindowSpec, WindowSpec}
 
 /**
- * groupBy over aligned time windows. Its child is Spark's own partial aggregation by
- * (keys, slice start), so rows are pre-aggregated map-side before the shuffle; this operator merges
- * the slices of each key in event-time order and hands them to the [[TimeSliceEngine]].
+ * groupBy over event-time windows built from slices: aligned (tumbling, hopping, timer), per-event
+ * sliding and session windows. Its child is Spark's own partial aggregation by (keys, slice start),
+ * so rows are pre-aggregated map-side before the shuffle; this operator merges the slices of each
+ * key in event-time order and hands them to the family's [[SliceWindowEngine]].
  *
- * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds.
+ * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds;
+ * sessions add hidden functions before it (see [[SliceWindowEngine.apply]]).
  *
- * @param child output: keys, slice start, then the partial buffers of `functions`
+ * When `preAggregated` is false the child gives raw rows and this operator builds each slice's
+ * aggregate itself: per-event sliding windows and sessions have one slice per distinct timestamp,
+ * so a map-side partial aggregation would shrink nothing and only cost a hash table and buffer
+ * serialisation.
+ *
+ * @param slice  the slice start: a child attribute (pre-aggregated: the partial aggregation's
+ *               grouping column) or an expression over the raw rows (null: the row is skipped)
+ * @param child  output: keys, slice start, then the partial buffers of `functions` (pre-aggregated);
+ *               raw rows otherwise
  */
 case class TimeWindowAggregateExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
     keys: Seq[Attribute],
-    slice: Attribute,
+    slice: Expression,
     functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    preAggregated: Boolean,
     windowAttr: Attribute,
     resultAttrs: Seq[Attribute],
     child: SparkPlan) extends StreamWindowExec {
 
   override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
-  // The functions read Spark's partial buffers, not the raw columns their expressions name.
-  override def references: AttributeSet = AttributeSet(keys :+ slice)
+  // Pre-aggregated, the functions read Spark's partial buffers, not the raw columns their expressions name.
+  override def references: AttributeSet =
+    if (preAggregated) AttributeSet(keys) ++ slice.references else super.references
 
   override def requiredChildDistribution: Seq[Distribution] =
     if (keys.isEmpty) AllTuples :: Nil else ClusteredDistribution(keys) :: Nil
@@ -43,22 +56,24 @@ case class TimeWindowAggregateExec(
       longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
       longMetric("peakBufferedRows"))
     val childOutput = child.output
-    val sliceOrdinal = keys.size
     val bufferOffset = keys.size + 1
     child.execute().mapPartitions { input =>
-      val evaluator = new AggregateEvaluator(functions, functions.map(_ => None), Nil)
+      val evaluator =
+        if (preAggregated) new AggregateEvaluator(functions, functions.map(_ => None), Nil)
+        else new AggregateEvaluator(functions, filters, childOutput)
       val rowCountSlot = evaluator.offsetOf(functions.size - 1)
       val bufferTypes = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
       val readBuffer = MutableProjection.create(bufferTypes.zipWithIndex.map { case (dt, i) =>
         BoundReference(bufferOffset + i, dt, nullable = true)
       })
+      val sliceOf = UnsafeProjection.create(Seq(slice), childOutput)
       val keyOf = UnsafeProjection.create(keys, childOutput)
       val writer = new WindowRowWriter(output)
       var key: InternalRow = null
       var sliceStart = 0L
       var sliceBuffer: InternalRow = null
       val pending = new mutable.Queue[InternalRow]
-      val engine = new TimeSliceEngine(spec, evaluator, (start, end, values) => {
+      val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
         pending.enqueue(writer.aggregated(key, start, end, WindowKind.Final, values))
         outRows += 1
         windows += 1
@@ -89,18 +104,21 @@ case class TimeWindowAggregateExec(
             finishKey()
             key = k.copy()
           }
-          if (row.isNullAt(sliceOrdinal)) {
-            skipped += row.getLong(bufferOffset + rowCountSlot)
+          val sliceValue = sliceOf(row)
+          if (sliceValue.isNullAt(0)) {
+            skipped += (if (preAggregated) row.getLong(bufferOffset + rowCountSlot) else 1L)
           } else {
-            val start = row.getLong(sliceOrdinal)
-            val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
-            if (sliceBuffer != null && start == sliceStart) {
-              // The same slice, pre-aggregated by another map task.
-              evaluator.merge(sliceBuffer, buffer)
-            } else {
+            val start = sliceValue.getLong(0)
+            if (sliceBuffer == null || start != sliceStart) {
               flushSlice()
               sliceStart = start
-              sliceBuffer = buffer
+              sliceBuffer = evaluator.newBuffer()
+            }
+            if (preAggregated) {
+              // Partial aggregates of this slice, possibly several (one per map task).
+              evaluator.merge(sliceBuffer, evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row)))
+            } else {
+              evaluator.update(sliceBuffer, row)
             }
           }
           true

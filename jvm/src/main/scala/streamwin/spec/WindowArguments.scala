@@ -107,7 +107,8 @@ final class WindowArguments(
         throw StreamwinErrors.invalidArgument(function, name, s"must be $hint, got ${other.sql}")
     }
     if (micros < 0 && !allowNegative) {
-      throw StreamwinErrors.invalidArgument(function, name, s"must be positive, got ${e.sql}")
+      throw StreamwinErrors.invalidArgument(function, name,
+        s"must be ${if (allowZero) "zero or positive" else "positive"}, got ${e.sql}")
     }
     if (micros == 0 && !allowZero) {
       throw StreamwinErrors.invalidArgument(function, name, s"must be positive, got ${e.sql}")

@@ -4,6 +4,8 @@ package streamwin.spec
 sealed trait WindowSpec extends Serializable {
   /** The SQL name of the function that built this spec (for error messages and plan strings). */
   def function: String
+  /** True when the window reads a second column (a data window's signal, a dynamic session gap, an interval's order_by). */
+  def hasSignal: Boolean = false
 }
 
 /**
@@ -42,11 +44,75 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
   private def gcd(a: Long, b: Long): Long = if (b == 0) a else gcd(b, a % b)
 }
 
-/** Windows over each key's rows in `order_by` (arrival) order: count and data-driven windows. */
-sealed trait SequenceWindowSpec extends WindowSpec {
-  /** True when the window also reads a per-row signal column (predicate, delta value, marker). */
-  def hasSignal: Boolean = false
+/**
+ * Per-event sliding windows (eKuiper SLIDINGWINDOW, Quix `sliding_window`): one window per distinct
+ * event time t of a key, covering [t - size, t] with both ends inclusive. Rows sharing a timestamp
+ * share that window (Quix: "every interval has a distinct aggregation"). Microseconds.
+ */
+final case class SlidingWindowSpec(size: Long) extends WindowSpec {
+  require(size > 0, "size must be positive")
+  override def function: String = "sw_sliding"
 }
+
+/**
+ * Session windows: a session of a key extends while its next row is at most `gap` after the
+ * session's end so far (the same merge rule as Spark's `session_window`), and ends at last + gap.
+ * With a dynamic gap (`dynamicGap`, a per-row gap column) each row reaches to its time + its gap.
+ *
+ * `maxDuration` cuts long sessions as eKuiper's event-time SESSIONWINDOW does
+ * (internal/topo/node/event_window_trigger.go, getNextSessionWindow): checks happen at the ends of
+ * the max-duration periods aligned to the epoch, starting with the end of the period holding the
+ * session's first row; when a row arrives after such a check time T and the session began before
+ * T - maxDuration, the session ends at T, rows at T or later go to the next session, and that next
+ * session is reported as starting at T. Microseconds.
+ */
+final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: Option[Long]) extends WindowSpec {
+  require(dynamicGap || gap > 0, "gap must be positive")
+  require(maxDuration.forall(d => !dynamicGap && d >= gap), "max_duration needs a fixed gap and must be >= gap")
+  override def function: String = "sw_session"
+  override def hasSignal: Boolean = dynamicGap
+
+  /**
+   * Length of the buckets whose rows surely share a session: shorter than the gap (consecutive rows
+   * closer than the gap) and dividing the max duration (no check time inside a bucket).
+   */
+  def bucket: Long = maxDuration.map(d => gcd(gap, d)).getOrElse(gap)
+
+  private def gcd(a: Long, b: Long): Long = if (b == 0) a else gcd(b, a % b)
+
+  /** End of the max-duration period that holds `t` (the first check time of a session starting at t). */
+  def firstCheckAfter(t: Long): Long = {
+    val d = maxDuration.get
+    t - Math.floorMod(t, d) + d
+  }
+}
+
+/**
+ * IBM Streams SPL timeInterval windows: panes [offset + k·period, offset + k·period + duration). A
+ * pane is emitted (kind `final`) when the key's event-time progress (the largest event time seen
+ * so far in arrival order) reaches its end; a row that arrives later but before progress reaches
+ * end + discardAge updates the pane, which is emitted again whole (kind `update`); after that the
+ * pane is gone and rows for it are late. Microseconds.
+ */
+final case class IntervalWindowSpec(duration: Long, period: Long, discardAge: Long, offset: Long, arrivalOrder: Boolean)
+    extends WindowSpec {
+  require(duration > 0 && period > 0 && discardAge >= 0, "duration > 0, period > 0, discard_age >= 0")
+  override def function: String = "sw_interval"
+  /** With an explicit order_by, rows arrive in that order (and may be late); without, in event-time order. */
+  override def hasSignal: Boolean = arrivalOrder
+
+  private val alignment = Math.floorMod(offset, period)
+
+  /** Starts of the panes holding `t`, ascending. */
+  def paneStartsHolding(t: Long): Iterator[Long] = {
+    val last = t - Math.floorMod(t - alignment, period)
+    val first = last - ((duration - 1) / period) * period
+    Iterator.iterate(first)(_ + period).takeWhile(_ <= last).filter(s => t < s + duration)
+  }
+}
+
+/** Windows over each key's rows in `order_by` (arrival) order: count and data-driven windows. */
+sealed trait SequenceWindowSpec extends WindowSpec
 
 /**
  * Count windows. align = "start" (KX `.qsp.window.count[size; frequency]`, Quix count windows,
