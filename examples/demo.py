@@ -34,6 +34,20 @@ def main() -> None:
     (readings.groupBy("sensor", sw.hopping("ts", "30 seconds", "10 seconds"))
      .agg(F.max("temp").alias("max_temp")).orderBy("sensor", "window").show(6, truncate=False))
 
+    print("Average over the last 30 seconds at every reading of s1 (per-event sliding windows, first rows):")
+    (readings.where("sensor = 's1'").groupBy(sw.sliding("ts", "30 seconds"))
+     .agg(F.round(F.avg("temp"), 2).alias("avg_temp"), F.count("*").alias("readings"))
+     .orderBy("window").show(4, truncate=False))
+
+    print("Sessions per sensor: readings at most 20 seconds apart, cut by a 40-second max duration (eKuiper rule):")
+    (readings.groupBy("sensor", sw.session("ts", "20 seconds", max_duration="40 seconds"))
+     .agg(F.count("*").alias("readings")).orderBy("sensor", "window").show(6, truncate=False))
+
+    print("SPL timeInterval panes of 1 minute every 30 seconds, replayed in offset order ('update' = re-emitted for late rows):")
+    (readings.groupBy("sensor", sw.interval("ts", "1 minute", creation_period="30 seconds", discard_age="1 minute",
+                                            order_by="offset"))
+     .agg(F.count("*").alias("readings")).orderBy("sensor", "window").show(6, truncate=False))
+
     print("Every 7 readings of a sensor, in arrival (offset) order; the incomplete tail is 'partial':")
     (readings.groupBy("sensor", sw.count(7, order_by="offset"))
      .agg(F.round(F.avg("temp"), 2).alias("avg_temp"), F.collect_list("temp").alias("temps"))

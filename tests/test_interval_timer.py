@@ -154,3 +154,20 @@ def test_timer_without_ingest_time_is_one_arrival_now(spark):
     assert len(rows) == 1 and rows[0]["count"] == 10
     w = rows[0].window
     assert (w.end - w.start) == dt.timedelta(hours=1) and w.start <= after and before < w.end
+
+
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.integers(-50, 200)), st.integers(-9, 9)), max_size=100),
+       period=st.integers(1, 40), n=st.integers(1, 4))
+def test_timer_matches_model(spark, rows, period, n):
+    data = [(k, None if a is None else EPOCH + dt.timedelta(seconds=a), v) for k, a, v in rows]
+    df = spark.createDataFrame(data, "k int, arrived timestamp, v int").repartition(n)
+    out = df.groupBy("k", sw.timer(f"{period} seconds", ingest_time="arrived")).agg(F.collect_list("v").alias("vs"))
+    got = {(r.k, secs(r.window.start), secs(r.window.end), r.window.kind): sorted(r.vs) for r in out.collect()}
+    expected = defaultdict(list)
+    for k, a, v in rows:
+        if a is not None:
+            start = a - a % period
+            expected[(k, start, start + period, "final")].append(v)
+    assert got == {key: sorted(vs) for key, vs in expected.items()}
+    m = sw.window_metrics(out)
+    assert (m["rowsWindowed"], m["rowsSkipped"]) == (sum(a is not None for _, a, _ in rows), sum(a is None for _, a, _ in rows))

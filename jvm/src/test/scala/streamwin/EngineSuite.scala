@@ -3,7 +3,7 @@ package streamwin
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{AttributeReference, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, GenericInternalRow, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types.LongType
@@ -11,7 +11,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine._
-import streamwin.spec.{CountWindowSpec, TimeWindowSpec}
+import streamwin.spec.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
@@ -127,6 +127,34 @@ class EngineSuite extends AnyFunSuite {
       val model = times.flatMap(t => spec.windowStartsHolding(t).map(s => (s, s + size) -> t))
         .groupBy(_._1).map { case (w, ts) => w -> ts.map(_._2).sum }
       assert(got.toMap == model, s"$spec on $times")
+    }
+  }
+
+  test("sessions: buckets pre-aggregated per gap (and max-duration period) equal one slice per timestamp") {
+    val t = AttributeReference("t", LongType)()
+    val functions = Seq(Sum(v), Min(t), Max(t), Count(Literal(1L)))
+    val rnd = new Random(5)
+    for (_ <- 1 to 400) {
+      val gap = 1L + rnd.nextInt(6)
+      val spec = SessionWindowSpec(gap, dynamicGap = false,
+        if (rnd.nextBoolean()) Some(gap + (if (rnd.nextBoolean()) 0 else rnd.nextInt(12))) else None)
+      val times = Seq.fill(rnd.nextInt(60))(rnd.nextInt(120).toLong - 20).sorted
+      def run(sliceOf: Long => Long, bounds: SessionSliceBounds) = {
+        val ev = new AggregateEvaluator(functions, functions.map(_ => None), Seq(v, t))
+        val out = scala.collection.mutable.ArrayBuffer[(Long, Long, Long)]()
+        val engine = new SessionWindowEngine(spec, ev, bounds, (s, e, r) => out += ((s, e, r.getLong(0))))
+        engine.startKey()
+        times.groupBy(sliceOf).toSeq.sortBy(_._1).foreach { case (slice, ts) =>
+          val b = ev.newBuffer(); ts.foreach(x => ev.update(b, new GenericInternalRow(Array[Any](x * 10 + 1, x)))); engine.addSlice(slice, b)
+        }
+        engine.finishKey()
+        out.toSeq
+      }
+      val perTimestamp = run(identity, SessionSliceBounds((x, _) => x, (x, _) => x, (x, _) => x + gap))
+      val bucketed = run(x => x - Math.floorMod(x, spec.bucket),
+        SessionSliceBounds((_, b) => b.getLong(1), (_, b) => b.getLong(2), (_, b) => b.getLong(2) + gap))
+      assert(bucketed == perTimestamp, s"$spec on $times")
+      assert(perTimestamp.map(_._3).sum == times.map(_ * 10 + 1).sum)
     }
   }
 }

@@ -104,20 +104,32 @@ case class TimeWindowAggregateExec(
             finishKey()
             key = k.copy()
           }
-          val sliceValue = sliceOf(row)
-          if (sliceValue.isNullAt(0)) {
-            skipped += (if (preAggregated) row.getLong(bufferOffset + rowCountSlot) else 1L)
-          } else {
-            val start = sliceValue.getLong(0)
-            if (sliceBuffer == null || start != sliceStart) {
-              flushSlice()
-              sliceStart = start
-              sliceBuffer = evaluator.newBuffer()
-            }
-            if (preAggregated) {
-              // Partial aggregates of this slice, possibly several (one per map task).
-              evaluator.merge(sliceBuffer, evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row)))
+          if (preAggregated) {
+            // The slice is the partial aggregation's grouping column, right after the keys.
+            if (row.isNullAt(keys.size)) {
+              skipped += row.getLong(bufferOffset + rowCountSlot)
             } else {
+              val start = row.getLong(keys.size)
+              val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
+              if (sliceBuffer != null && start == sliceStart) {
+                evaluator.merge(sliceBuffer, buffer) // the same slice, pre-aggregated by another map task
+              } else {
+                flushSlice()
+                sliceStart = start
+                sliceBuffer = buffer
+              }
+            }
+          } else {
+            val sliceValue = sliceOf(row)
+            if (sliceValue.isNullAt(0)) {
+              skipped += 1
+            } else {
+              val start = sliceValue.getLong(0)
+              if (sliceBuffer == null || start != sliceStart) {
+                flushSlice()
+                sliceStart = start
+                sliceBuffer = evaluator.newBuffer()
+              }
               evaluator.update(sliceBuffer, row)
             }
           }
