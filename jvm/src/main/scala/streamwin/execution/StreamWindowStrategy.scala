@@ -15,43 +15,36 @@ object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), keys, time, signal,
         windowAttr, functions, filters, resultAttrs, child) =>
-      // Pre-aggregate map-side per (key, slice) with Spark's own (code-generated) partial aggregation;
-      // the hidden count(1) tells the engine how many rows each slice holds, and for a dynamic session
-      // gap a hidden max(gap) how far the slice's rows reach.
-      // Sessions with a fixed gap pre-aggregate per bucket (rows of a bucket share a session) and
-      // keep each bucket's first and last row time; a dynamic gap needs each timestamp and its gap.
-      val (slice, hidden): (Expression, Seq[AggregateFunction]) = (spec, signal) match {
+      // Aligned windows and fixed-gap sessions pre-aggregate map-side per (key, slice) with Spark's own
+      // (code-generated) partial aggregation: a slice of an aligned window, or a gap-long bucket whose
+      // rows surely share a session (with hidden min/max time). Sliding windows and dynamic gaps need
+      // every timestamp, so they aggregate raw rows. The hidden count(1) tells how many rows a slice holds.
+      val (slice, hidden, preAggregate): (Expression, Seq[AggregateFunction], Boolean) = (spec, signal) match {
         case (t: TimeWindowSpec, _) =>
-          (SliceStart(time, t.slice, Math.floorMod(t.alignment, t.slice)), Seq(Count(Literal(1))))
+          (SliceStart(time, t.slice, Math.floorMod(t.alignment, t.slice)), Seq(Count(Literal(1))), true)
         case (s: SessionWindowSpec, None) =>
-          (SliceStart(time, s.bucket, 0), Seq(Min(time), Max(time), Count(Literal(1))))
+          (SliceStart(time, s.bucket, 0), Seq(Min(time), Max(time), Count(Literal(1))), true)
         case (_: SessionWindowSpec, Some(gap)) =>
           // Rows without a usable gap open no session: a null slice, skipped and counted.
           (If(And(IsNotNull(gap), GreaterThan(gap, Literal(0L))), SliceStart(time, 1, 0), Literal(null, LongType)),
-            Seq(Max(gap), Count(Literal(1))))
-        case _ => (SliceStart(time, 1, 0), Seq(Count(Literal(1)))) // one slice per distinct timestamp
-      }
-      val preAggregate = spec match {
-        case _: TimeWindowSpec => true
-        case s: SessionWindowSpec => !s.dynamicGap
-        case _ => false
+            Seq(Max(gap), Count(Literal(1))), false)
+        case _ => (SliceStart(time, 1, 0), Seq(Count(Literal(1))), false) // one slice per distinct timestamp
       }
       val withHidden = functions ++ hidden
       if (preAggregate) {
-          val aggregates = withHidden.zip(filters ++ hidden.map(_ => None)).map { case (f, filter) =>
-            AggregateExpression(f, Complete, isDistinct = false, filter)
-          }
-          val sliceAlias = Alias(slice, "_sw_slice")()
-          val grouping = keys :+ sliceAlias
-          val finalAggregate = AggUtils.planAggregateWithoutDistinct(
-            grouping, aggregates, grouping.map(_.toAttribute) ++ aggregates.map(_.resultAttribute), planLater(child)).head
-          val partialAggregate = finalAggregate.children.head
-          TimeWindowAggregateExec(spec, keys, sliceAlias.toAttribute, withHidden, withHidden.map(_ => None),
-            preAggregated = true, windowAttr, resultAttrs, partialAggregate) :: Nil
+        val aggregates = withHidden.zip(filters ++ hidden.map(_ => None)).map { case (f, filter) =>
+          AggregateExpression(f, Complete, isDistinct = false, filter)
+        }
+        val sliceAlias = Alias(slice, "_sw_slice")()
+        val grouping = keys :+ sliceAlias
+        val finalAggregate = AggUtils.planAggregateWithoutDistinct(
+          grouping, aggregates, grouping.map(_.toAttribute) ++ aggregates.map(_.resultAttribute), planLater(child)).head
+        val partialAggregate = finalAggregate.children.head
+        TimeWindowAggregateExec(spec, keys, sliceAlias.toAttribute, withHidden, withHidden.map(_ => None),
+          preAggregated = true, windowAttr, resultAttrs, partialAggregate) :: Nil
       } else {
-          // One slice per timestamp: nothing to pre-aggregate, the operator aggregates raw rows.
-          TimeWindowAggregateExec(spec, keys, slice, withHidden, filters ++ hidden.map(_ => None),
-            preAggregated = false, windowAttr, resultAttrs, planLater(child)) :: Nil
+        TimeWindowAggregateExec(spec, keys, slice, withHidden, filters ++ hidden.map(_ => None),
+          preAggregated = false, windowAttr, resultAttrs, planLater(child)) :: Nil
       }
 
     case WindowAggregate(spec: IntervalWindowSpec, keys, time, order, windowAttr, functions, filters, resultAttrs, child) =>
