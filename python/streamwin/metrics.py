@@ -11,7 +11,8 @@ def window_metrics(df: DataFrame) -> dict[str, int]:
     Call it after an action on the very same DataFrame object (``collect()``, ``count()`` on it,
     a write). Keys: ``numOutputRows``, ``windowsEmitted``, ``rowsWindowed`` (input rows that went
     into a window), ``rowsSkipped`` (null time or order, or between hopping windows),
-    ``lateRowsDropped`` and ``peakBufferedRows``. Every input row is windowed, late or skipped.
+    ``lateRowsDropped``, ``lateRowsPassedThrough`` (``late="passthrough"``) and ``peakBufferedRows``.
+    Every input row is windowed, late (dropped or passed through) or skipped.
     Only classic PySpark (not Spark Connect) exposes the executed plan.
 
     Example

@@ -5,6 +5,26 @@ Arguments follow :mod:`pyspark.sql.functions`: a column is a name or a :class:`C
 are Spark interval strings (``"10 seconds"``, ``"1 minute"``) or :class:`datetime.timedelta`.
 Every argument is validated by the jar at analysis time: a bad one raises an ``AnalysisException``
 that names it and says what is allowed.
+
+Event-time policies (keyword arguments, the same names in SQL and Scala; KX and Quix semantics):
+
+- ``order_by``: the arrival order of each key's rows (a Kafka offset, an ingestion sequence).
+  Default: event time. The key's progress is the largest event time seen so far.
+- ``lateness`` (duration, default 0): a time window closes when progress reaches end + lateness;
+  a row for a closed window is late.
+- ``late="drop"`` (default, counted in ``lateRowsDropped``) or ``late="passthrough"`` (KX): late
+  rows are output with ``kind = "late"``, grouped by the window they would have belonged to,
+  just before the next windows close.
+- ``emit="final"`` (default) or ``emit="update"`` (Quix ``current()``): after every row, each window
+  it entered is output with ``kind = "update"``; at close once more with ``kind = "final"``.
+- ``count_trigger=N`` (KX ``countTrigger``): a window's buffered rows are output with
+  ``kind = "partial"`` once they reach N, and cleared; the rest is the ``final`` output.
+- ``emit_empty=True`` (KX ``skipEmptyWindows=0b``): empty time windows between a key's first and
+  last window are output too (count 0, other aggregates null).
+
+``tumbling`` and ``hopping`` take every policy; ``timer`` ``emit``, ``count_trigger`` and
+``emit_empty``; count windows (non-overlapping) and data windows ``emit`` and ``count_trigger``;
+``interval`` has its own lateness (``discard_age``). ``sliding`` and ``session`` take none yet.
 """
 
 from __future__ import annotations
@@ -67,6 +87,13 @@ def tumbling(
     size: DurationLike,
     *,
     offset: Optional[DurationLike] = None,
+    order_by: Optional[ColumnOrName] = None,
+    lateness: Optional[DurationLike] = None,
+    late: Optional[str] = None,
+    emit: Optional[str] = None,
+    count_trigger: Optional[int] = None,
+    emit_empty: Optional[bool] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
     """Tumbling event-time windows ``[offset + k*size, offset + (k+1)*size)``.
@@ -83,6 +110,11 @@ def tumbling(
         Window length, e.g. ``"10 seconds"``.
     offset : str or datetime.timedelta, optional
         Shift of the window grid from the epoch (may be negative).
+    order_by, lateness, late, emit, count_trigger, emit_empty
+        Event-time policies (see the module documentation): with any of them, each key's rows are
+        replayed one by one in arrival order.
+    partition_by : column name(s) or Column(s), optional
+        In a select with policies: the columns that split the rows into streams.
 
     Example
     -------
@@ -93,8 +125,20 @@ def tumbling(
     >>> out = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("total"))
     >>> [(r.window.start.second, r.window.end.second, r.window.kind, r.total) for r in out.orderBy("window").collect()]
     [(0, 10, 'final', 5), (10, 20, 'final', 12)]
+
+    KX's lateness example: rows arriving one by one (``seq``) at 0 4 3 8 10 1 12 9 ... seconds,
+    2 seconds of lateness: the 1 still joins [0, 10), the 9 comes after the 12 closed it.
+
+    >>> late = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, seq FROM VALUES "
+    ...                  "(0, 0), (4, 1), (3, 2), (8, 3), (10, 4), (1, 5), (12, 6), (9, 7) AS t(s, seq)")
+    >>> w = sw.tumbling("ts", "10 seconds", lateness="2 seconds", order_by="seq")
+    >>> out = late.groupBy("k", w).agg(F.sort_array(F.collect_list(F.second("ts"))).alias("s"))
+    >>> [(r.window.start.second, r.s) for r in out.orderBy("window").collect()]
+    [(0, [0, 1, 3, 4, 8]), (10, [10, 12])]
     """
-    return _window("sw_tumbling", [_to_col(time), _duration("size", size)], {"offset": offset, **policies})
+    return _window("sw_tumbling", [_to_col(time), _duration("size", size)], {
+        "offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
+        "count_trigger": count_trigger, "emit_empty": emit_empty, "partition_by": partition_by, **policies})
 
 
 def hopping(
@@ -103,6 +147,13 @@ def hopping(
     step: DurationLike,
     *,
     offset: Optional[DurationLike] = None,
+    order_by: Optional[ColumnOrName] = None,
+    lateness: Optional[DurationLike] = None,
+    late: Optional[str] = None,
+    emit: Optional[str] = None,
+    count_trigger: Optional[int] = None,
+    emit_empty: Optional[bool] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
     """Hopping event-time windows of length ``size`` starting every ``step``.
@@ -110,7 +161,8 @@ def hopping(
     A row belongs to every window holding it (``size / step`` of them when ``step`` divides
     ``size``). With ``step > size`` there are gaps between windows; rows in a gap belong to no
     window and are counted as skipped. Aggregation pre-aggregates per slice, so the cost does not
-    grow with ``size / step``.
+    grow with ``size / step``. Takes every event-time policy, as :func:`tumbling` does; a row late
+    for some of its windows still enters those that are open.
 
     Example
     -------
@@ -125,7 +177,8 @@ def hopping(
     return _window(
         "sw_hopping",
         [_to_col(time), _duration("size", size), _duration("step", step)],
-        {"offset": offset, **policies},
+        {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
+         "count_trigger": count_trigger, "emit_empty": emit_empty, "partition_by": partition_by, **policies},
     )
 
 

@@ -11,7 +11,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine._
-import streamwin.spec.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
+import streamwin.spec.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec, WindowPolicies}
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
@@ -68,9 +68,10 @@ class EngineSuite extends AnyFunSuite {
   }
 
   /** Records emitted windows as (start, end, kind, members). */
-  private class Recorder extends WindowContents {
+  private class Recorder(
+      val out: scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])] =
+        scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()) extends WindowContents {
     val held = scala.collection.mutable.ArrayDeque[Long]()
-    val out = scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()
     override def append(r: InternalRow): Unit = held.append(r.getLong(0))
     override def evictOldest(): Unit = held.removeHead()
     override def clear(): Unit = held.clear()
@@ -80,7 +81,7 @@ class EngineSuite extends AnyFunSuite {
   test("count engine: windows start every step rows and hold size rows; the rest is partial") {
     for (size <- 1 to 6; step <- 1 to size; n <- 0 to 14) {
       val rec = new Recorder
-      val engine = new CountWindowEngine(CountWindowSpec(size, step), rec)
+      val engine = new CountWindowEngine(CountWindowSpec(size, step), rec, WindowPolicies.Default)
       engine.startKey()
       (0 until n).foreach(i => engine.addRow(i * 10L, null, row(i)))
       engine.finishKey()
@@ -98,12 +99,51 @@ class EngineSuite extends AnyFunSuite {
 
   test("KX count[10] on til 25: two full windows, five rows emitted as partial on teardown") {
     val rec = new Recorder
-    val engine = new CountWindowEngine(CountWindowSpec(10, 10), rec)
+    val engine = new CountWindowEngine(CountWindowSpec(10, 10), rec, WindowPolicies.Default)
     engine.startKey()
     (0 until 25).foreach(i => engine.addRow(i.toLong, null, row(i)))
     assert(rec.out.map(_._3) == Seq("final", "final"))
     engine.finishKey()
     assert(rec.out.map(w => (w._3, w._4.size)) == Seq(("final", 10), ("final", 10), ("partial", 5)))
+  }
+
+  /** Replays seconds `times` (value = time) through aligned windows; outputs (start s, kind, members s). */
+  private def replay(size: Long, step: Long, policies: WindowPolicies, times: Seq[Long]): (Seq[(Long, String, Seq[Long])], RowWindowEngine) = {
+    val out = scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()
+    val s = 1000000L
+    val engine = new TimeWindowReplayEngine(TimeWindowSpec("sw_hopping", size * s, step * s, 0), policies, () => new Recorder(out))
+    engine.startKey()
+    times.foreach(t => engine.addRow(t, t * s, row(t)))
+    engine.finishKey()
+    (out.map(w => (w._1.asInstanceOf[Long] / s, w._3, w._4)).toSeq, engine)
+  }
+
+  test("KX lateness: 10 s windows, 2 s lateness, rows one by one at 0 4 3 8 10 1 12 9 20 18 25") {
+    val (out, engine) = replay(10, 10, WindowPolicies(arrivalOrder = true, lateness = 2000000L),
+      Seq(0L, 4, 3, 8, 10, 1, 12, 9, 20, 18, 25))
+    assert(out == Seq((0L, "final", Seq(0L, 4, 3, 8, 1)), (10L, "final", Seq(10L, 12, 18)), (20L, "final", Seq(20L, 25))))
+    assert(engine.rowsLate == 1 && engine.rowsPassedThrough == 0)
+  }
+
+  test("KX passthrough: late rows come out as late groups before the next windows close") {
+    val (out, engine) = replay(10, 10, WindowPolicies(arrivalOrder = true, latePassthrough = true),
+      Seq(60L, 68, 70, 0, 15, 30, 83, 84))
+    assert(out == Seq((60L, "final", Seq(60L, 68)), (0L, "late", Seq(0L)), (10L, "late", Seq(15L)), (30L, "late", Seq(30L)),
+      (70L, "final", Seq(70L)), (80L, "final", Seq(83L, 84))))
+    assert(engine.rowsPassedThrough == 3 && engine.rowsLate == 0)
+  }
+
+  test("count trigger, update emission and empty windows") {
+    assert(replay(100, 100, WindowPolicies(countTrigger = 10), (0L until 25))._1.map(w => (w._2, w._3.size)) ==
+      Seq(("partial", 10), ("partial", 10), ("final", 5)))
+    assert(replay(10, 10, WindowPolicies(emitUpdate = true), Seq(1L, 2, 11))._1 == Seq((0L, "update", Seq(1L)),
+      (0L, "update", Seq(1L, 2)), (10L, "update", Seq(11L)), (0L, "final", Seq(1L, 2)), (10L, "final", Seq(11L))))
+    assert(replay(10, 10, WindowPolicies(emitEmpty = true), Seq(0L, 35))._1 ==
+      Seq((0L, "final", Seq(0L)), (10L, "final", Nil), (20L, "final", Nil), (30L, "final", Seq(35L))))
+    // Hopping: a row late for some of its windows still enters the open ones.
+    val (hop, engine) = replay(10, 5, WindowPolicies(arrivalOrder = true), Seq(0L, 12, 7))
+    assert(hop == Seq((-5L, "final", Seq(0L)), (0L, "final", Seq(0L)), (5L, "final", Seq(12L, 7)), (10L, "final", Seq(12L))))
+    assert(engine.rowsLate == 0)
   }
 
   test("time slices: windows equal the sum of the rows they hold, for any size, step and offset") {

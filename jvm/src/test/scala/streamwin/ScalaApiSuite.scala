@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.api.SplitTrigger
 import streamwin.api.functions.{count => countWindow, countEndAligned, delta, hopping, interval, punctuation, session, sliding,
-  split, splitBy, timer, tumbling}
+  split, splitBy, timer, tumbling, withOptions}
 
 /** Sum of squares as a typed Scala Aggregator (a TypedImperativeAggregate once registered as a UDAF). */
 object SumOfSquares extends Aggregator[Long, Long, Long] {
@@ -138,5 +138,22 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("a bad spec is an AnalysisException naming the argument") {
     val e = intercept[AnalysisException](spark.range(3).groupBy(countWindow(0, col("id"))).count().collect())
     assert(e.getMessage.contains("sw_count: argument `size` must be a positive whole number of rows, got 0"))
+  }
+
+  test("event-time policies from Scala use the SQL names: KX lateness and passthrough") {
+    import spark.implicits._
+    val df = Seq(0L, 4, 3, 8, 10, 1, 12, 9, 20, 18, 25).zipWithIndex.map { case (s, i) => ("a", i.toLong, ts(s), s) }
+      .toDF("k", "seq", "ts", "s")
+    val kx = df.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"),
+      "lateness" -> java.time.Duration.ofSeconds(2), "order_by" -> col("seq")))
+      .agg(sort_array(collect_list("s")).as("members"))
+    assert(kx.orderBy("window").collect().map(_.getSeq[Long](2)).toSeq ==
+      Seq(Seq(0L, 1, 3, 4, 8), Seq(10L, 12, 18), Seq(20L, 25)))
+    val passed = df.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"), "order_by" -> col("seq"),
+      "late" -> "passthrough", "count_trigger" -> 100L, "emit_empty" -> false))
+      .agg(count("*").as("n")).select("window.kind", "n").collect().map(r => (r.getString(0), r.getLong(1)))
+    assert(passed.toSeq.sorted == Seq(("final", 2L), ("final", 2L), ("final", 4L), ("late", 1L), ("late", 2L)))
+    val e = intercept[AnalysisException](df.groupBy(withOptions(countWindow(3, col("seq")), "emit_empty" -> true)).count())
+    assert(e.getMessage.contains("sw_count: argument `emit_empty` is not available for sw_count"))
   }
 }

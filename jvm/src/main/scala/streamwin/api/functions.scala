@@ -26,6 +26,26 @@ object functions {
 
   private def duration(d: Duration): Column = F.lit(d)
 
+  /**
+   * A window with more options, under the same names as in SQL and Python: the event-time policies
+   * (`order_by`, `lateness`, `late`, `emit`, `count_trigger`, `emit_empty`) and any option of the
+   * function. Values are Columns or literals (strings, numbers, booleans, `java.time.Duration`s).
+   * {{{
+   *   df.groupBy(col("sensor"), withOptions(tumbling(col("ts"), "10 seconds"),
+   *     "lateness" -> "2 seconds", "order_by" -> col("offset"), "late" -> "passthrough"))
+   * }}}
+   */
+  def withOptions(window: Column, options: (String, Any)*): Column = {
+    val extra = options.flatMap { case (k, v) =>
+      Seq(F.lit(k), v match {
+        case c: Column => c
+        case other => F.lit(other)
+      })
+    }
+    SparkShim.appendArguments(window, "sw_", extra).getOrElse(throw new IllegalArgumentException(
+      s"withOptions takes a window column built by streamwin.api.functions (not splitBy), got $window"))
+  }
+
   /** Tumbling event-time windows [offset + k·size, offset + (k+1)·size). */
   def tumbling(time: Column, size: String): Column = window("sw_tumbling", Seq(time, F.lit(size)), Nil)
   def tumbling(time: Column, size: String, offset: String): Column =

@@ -71,6 +71,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
         throw StreamwinErrors.invalidArgument(f, "column",
           s"must be a BOOLEAN marker column, got ${m.dataType.sql} (${toPrettySQL(m)})")
       case (_: IntervalWindowSpec, Some(o)) => checkOrderType(f, o)
+      case (_: TimeWindowSpec, _) => w.arrivalOrder.foreach(checkOrderType(f, _))
       case (_: SessionWindowSpec, Some(g)) => g.dataType match {
         case CalendarIntervalType | _: DayTimeIntervalType | _: StringType =>
         case other => throw StreamwinErrors.invalidArgument(f, "gap",
@@ -159,6 +160,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val keys = keyExprs.map(k => asAttribute(k, toPrettySQL(k), extra))
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
     val signal = signalAttribute(window, extra)
+    val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
     val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
 
     val aggregates = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
@@ -181,7 +183,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     }
     val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
 
-    val node = WindowAggregate(window.spec, keys, timeOrOrder, signal, windowAttr,
+    val node = WindowAggregate(window.spec, window.policies, arrivalOrder, keys, timeOrOrder, signal, windowAttr,
       aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute),
       withExtraColumns(a.child, extra.toSeq))
     val available = AttributeSet(node.output)
@@ -210,6 +212,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val extra = new ArrayBuffer[NamedExpression]
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
     val signal = signalAttribute(window, extra)
+    val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
     val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
@@ -217,7 +220,8 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val tagged = window.spec match {
       case _: TimeWindowSpec | _: SequenceWindowSpec =>
         val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
-        WindowAssign(window.spec, timeOrOrder, signal, partitionBy, windowAttr, withExtraColumns(p.child, extra.toSeq))
+        WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr,
+          withExtraColumns(p.child, extra.toSeq))
       case _ =>
         // A row's sliding, session or interval windows depend on the other rows of its stream: tag
         // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
@@ -230,7 +234,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
         val columns = p.child.output
         val members = CollectList(CreateStruct(columns))
         val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
-        val grouped = WindowAggregate(window.spec, partitionBy, timeOrOrder, signal, windowAttr,
+        val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal, windowAttr,
           Seq(members), Seq(None), Seq(membersAttr), withExtraColumns(p.child, extra.toSeq))
         val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
         val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),

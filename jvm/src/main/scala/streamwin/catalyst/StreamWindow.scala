@@ -13,13 +13,19 @@ import streamwin.spec._
  * @param children the time column (time windows) or the order_by column (count and data windows),
  *                 then the signal column if the spec has one (split predicate, delta value,
  *                 punctuation marker, dynamic session gap, timeInterval order_by), then the
+ *                 arrival order of a time window (`policies.arrivalOrder`), then the
  *                 partition_by columns (windows in select)
+ * @param policies the event-time policies (lateness, late rows, emission, count trigger, empty windows)
  */
-case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Expression with Unevaluable {
+case class StreamWindow(spec: WindowSpec, children: Seq[Expression], policies: WindowPolicies = WindowPolicies.Default)
+    extends Expression with Unevaluable {
   private def hasSignal: Boolean = spec.hasSignal
+  private def leading: Int = 1 + (if (hasSignal) 1 else 0) + (if (policies.arrivalOrder) 1 else 0)
   def timeOrOrder: Expression = children.head
   def signal: Option[Expression] = if (hasSignal) Some(children(1)) else None
-  def partitionBy: Seq[Expression] = children.drop(if (hasSignal) 2 else 1)
+  /** The explicit arrival order of a time window (`order_by`), if any. */
+  def arrivalOrder: Option[Expression] = if (policies.arrivalOrder) Some(children(leading - 1)) else None
+  def partitionBy: Seq[Expression] = children.drop(leading)
 
   override def nullable: Boolean = false
   override def prettyName: String = spec.function
@@ -31,7 +37,8 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Exp
     copy(children = newChildren)
 
   override def toString: String = spec match {
-    case t: TimeWindowSpec => s"${spec.function}(${timeOrOrder}, size=${t.size}us, step=${t.step}us, offset=${t.offset}us)"
+    case t: TimeWindowSpec => s"${spec.function}(${timeOrOrder}, size=${t.size}us, step=${t.step}us, offset=${t.offset}us" +
+      s"${arrivalOrder.map(o => s", order_by=$o").getOrElse("")}$policies)"
     case s: SlidingWindowSpec => s"${spec.function}($timeOrOrder, size=${s.size}us)"
     case s: SessionWindowSpec =>
       s"${spec.function}($timeOrOrder, gap=${if (s.dynamicGap) signal.get else s"${s.gap}us"}, max_duration=${s.maxDuration.map(d => s"${d}us").getOrElse("none")})"
@@ -39,8 +46,8 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression]) extends Exp
       s"${spec.function}($timeOrOrder, duration=${i.duration}us, period=${i.period}us, discard_age=${i.discardAge}us, " +
         s"offset=${i.offset}us, order_by=${signal.getOrElse(timeOrOrder)})"
     case c: CountWindowSpec =>
-      s"${spec.function}(${c.size}, step=${c.step}, align=${if (c.alignEnd) "end" else "start"}, order_by=$timeOrOrder)"
-    case other => s"${other}(${signal.getOrElse("")}, order_by=$timeOrOrder)"
+      s"${spec.function}(${c.size}, step=${c.step}, align=${if (c.alignEnd) "end" else "start"}, order_by=$timeOrOrder$policies)"
+    case other => s"${other}(${signal.getOrElse("")}, order_by=$timeOrOrder$policies)"
   }
 }
 

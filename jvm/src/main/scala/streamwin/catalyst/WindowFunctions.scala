@@ -10,23 +10,32 @@ object WindowFunctions {
   type Builder = Seq[Expression] => Expression
 
   private def tumbling(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_tumbling", Seq("time", "size"), Seq("offset"), Set.empty, args)
+    val a = new WindowArguments("sw_tumbling", Seq("time", "size"), Seq("offset", "order_by", "partition_by") ++
+      WindowPolicies.optionNames, Set("partition_by"), args)
     val size = a.duration("size", a.positional("size"))
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
-    StreamWindow(TimeWindowSpec(a.function, size, size, offset), Seq(a.positional("time")))
+    alignedWindow(a, TimeWindowSpec(a.function, size, size, offset))
   }
 
   private def hopping(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_hopping", Seq("time", "size", "step"), Seq("offset"), Set.empty, args)
+    val a = new WindowArguments("sw_hopping", Seq("time", "size", "step"), Seq("offset", "order_by", "partition_by") ++
+      WindowPolicies.optionNames, Set("partition_by"), args)
     val size = a.duration("size", a.positional("size"))
     val step = a.duration("step", a.positional("step"))
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
-    StreamWindow(TimeWindowSpec(a.function, size, step, offset), Seq(a.positional("time")))
+    alignedWindow(a, TimeWindowSpec(a.function, size, step, offset))
+  }
+
+  /** Tumbling and hopping windows take every policy; `order_by` makes them replay rows in that order. */
+  private def alignedWindow(a: WindowArguments, spec: TimeWindowSpec): StreamWindow = {
+    val order = a.option("order_by")
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, WindowPolicies.alignedSupport)
+    StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 
   private def count(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_count", Seq("size"), Seq("step", "align", "order_by", "partition_by"),
-      Set("partition_by"), args)
+    val a = new WindowArguments("sw_count", Seq("size"), Seq("step", "align", "order_by", "partition_by") ++
+      WindowPolicies.optionNames, Set("partition_by"), args)
     val size = a.positiveCount("size", a.positional("size"))
     val step = a.option("step").map(a.positiveCount("step", _)).getOrElse(size)
     val alignEnd = a.option("align").map(a.choice("align", _, Seq("start", "end"))).contains("end")
@@ -34,18 +43,23 @@ object WindowFunctions {
       throw StreamwinErrors.invalidArgument(a.function, "step",
         s"must not exceed size ($step > $size): count windows cover every row (Quix and eKuiper rule)")
     }
-    StreamWindow(CountWindowSpec(size, step, alignEnd), requiredOrder(a) +: a.optionValues("partition_by"))
+    val policies = WindowPolicies.parse(a, orderGiven = false,
+      WindowPolicies.sequenceSupport(disjoint = step == size && !alignEnd))
+    StreamWindow(CountWindowSpec(size, step, alignEnd), requiredOrder(a) +: a.optionValues("partition_by"), policies)
   }
 
   private def sliding(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_sliding", Seq("time", "size"), Seq("partition_by"), Set("partition_by"), args)
+    val a = new WindowArguments("sw_sliding", Seq("time", "size"), Seq("partition_by", "order_by") ++ WindowPolicies.optionNames,
+      Set("partition_by"), args)
+    WindowPolicies.parse(a, orderGiven = false, WindowPolicies.unsupportedFamily("per-event sliding"))
     val size = a.duration("size", a.positional("size"))
     StreamWindow(SlidingWindowSpec(size), a.positional("time") +: a.optionValues("partition_by"))
   }
 
   private def session(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_session", Seq("time", "gap"), Seq("max_duration", "partition_by"),
-      Set("partition_by"), args)
+    val a = new WindowArguments("sw_session", Seq("time", "gap"),
+      Seq("max_duration", "partition_by", "order_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
+    WindowPolicies.parse(a, orderGiven = false, WindowPolicies.unsupportedFamily("session"))
     val gapArg = a.positional("gap")
     // A literal is a fixed gap; any other expression is a per-row (dynamic) gap, as in session_window.
     val fixedGap = gapArg match {
@@ -67,21 +81,26 @@ object WindowFunctions {
 
   private def interval(args: Seq[Expression]): Expression = {
     val a = new WindowArguments("sw_interval", Seq("time", "duration"),
-      Seq("creation_period", "discard_age", "offset", "order_by", "partition_by"), Set("partition_by"), args)
+      Seq("creation_period", "discard_age", "offset", "order_by", "partition_by") ++ WindowPolicies.optionNames,
+      Set("partition_by"), args)
+    val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.intervalSupport)
     val duration = a.duration("duration", a.positional("duration"))
     val period = a.option("creation_period").map(a.duration("creation_period", _)).getOrElse(duration)
     val discardAge = a.option("discard_age").map(a.duration("discard_age", _, allowZero = true)).getOrElse(0L)
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
     val order = a.option("order_by")
     val spec = IntervalWindowSpec(duration, period, discardAge, offset, arrivalOrder = order.isDefined)
-    StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"))
+    StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 
   private def timer(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments("sw_timer", Seq("period"), Seq("ingest_time"), Set.empty, args)
+    val a = new WindowArguments("sw_timer", Seq("period"), Seq("ingest_time", "order_by") ++ WindowPolicies.optionNames,
+      Set.empty, args)
     val period = a.duration("period", a.positional("period"))
+    val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.timerSupport)
     // Without an arrival time, the whole input arrived at once: at the query's processing time.
-    StreamWindow(TimeWindowSpec(a.function, period, period, 0L), Seq(a.option("ingest_time").getOrElse(CurrentTimestamp())))
+    StreamWindow(TimeWindowSpec(a.function, period, period, 0L), Seq(a.option("ingest_time").getOrElse(CurrentTimestamp())),
+      policies)
   }
 
   private def requiredOrder(a: WindowArguments): Expression = a.option("order_by").getOrElse(
@@ -91,9 +110,10 @@ object WindowFunctions {
 
   private def dataWindow(function: String, signalName: String, extraPositional: Seq[String])(
       spec: WindowArguments => SequenceWindowSpec)(args: Seq[Expression]): Expression = {
-    val a = new WindowArguments(function, signalName +: extraPositional, Seq("order_by", "partition_by"),
-      Set("partition_by"), args)
-    StreamWindow(spec(a), Seq(requiredOrder(a), a.positional(signalName)) ++ a.optionValues("partition_by"))
+    val a = new WindowArguments(function, signalName +: extraPositional,
+      Seq("order_by", "partition_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
+    val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.sequenceSupport(disjoint = true))
+    StreamWindow(spec(a), Seq(requiredOrder(a), a.positional(signalName)) ++ a.optionValues("partition_by"), policies)
   }
 
   private val split = dataWindow("sw_split", "predicate", Nil)(_ => SplitWindowSpec) _

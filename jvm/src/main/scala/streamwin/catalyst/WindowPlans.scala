@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expre
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 
-import streamwin.spec.WindowSpec
+import streamwin.spec.{WindowPolicies, WindowSpec}
 
 /**
  * groupBy(keys, window).agg(...): one output row per (key, window) with the window struct and the
@@ -20,9 +20,12 @@ import streamwin.spec.WindowSpec
  * @param functions    aggregate functions over child's columns
  * @param filters      each function's FILTER (WHERE …) predicate, if any
  * @param resultAttrs  one attribute per function for its value
+ * @param policies     event-time policies; `arrivalOrder` is the explicit order_by of a time window
  */
 case class WindowAggregate(
     spec: WindowSpec,
+    policies: WindowPolicies,
+    arrivalOrder: Option[Attribute],
     keys: Seq[Attribute],
     timeOrOrder: Attribute,
     signal: Option[Attribute],
@@ -45,6 +48,8 @@ case class WindowAggregate(
  */
 case class WindowAssign(
     spec: WindowSpec,
+    policies: WindowPolicies,
+    arrivalOrder: Option[Attribute],
     timeOrOrder: Attribute,
     signal: Option[Attribute],
     partitionBy: Seq[Attribute],

@@ -5,7 +5,7 @@ import scala.collection.mutable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.IntervalWindowSpec
+import streamwin.spec.{IntervalWindowSpec, WindowPolicies}
 
 /**
  * SPL timeInterval panes of one key, fed row by row in arrival order with each row's event time
@@ -14,10 +14,15 @@ import streamwin.spec.IntervalWindowSpec
  * late rows changed them — and panes whose end + discard age it reached are dropped. A row whose
  * every pane is gone (or was never created before its discard time) is late.
  *
+ * Policies: with `emit_update` each pane a row entered is output as `update` right after the row
+ * (then `final` when it triggers); with `late="passthrough"` late rows are aggregated per pane they
+ * would have belonged to and output as `late` just before the next panes trigger (KX passthrough).
+ *
  * @param emit receives (pane start, pane end, kind, aggregate values), panes in start order
  */
 final class IntervalWindowEngine(
     spec: IntervalWindowSpec,
+    policies: WindowPolicies,
     evaluator: AggregateEvaluator,
     emit: (Long, Long, UTF8String, InternalRow) => Unit) extends RowWindowEngine {
 
@@ -27,10 +32,12 @@ final class IntervalWindowEngine(
   }
 
   private val panes = new mutable.TreeMap[Long, Pane]
+  private val lateGroups = new mutable.TreeMap[Long, InternalRow]
   private var progress = Long.MinValue
 
   override def startKey(): Unit = {
     panes.clear()
+    lateGroups.clear()
     progress = Long.MinValue
   }
 
@@ -47,25 +54,45 @@ final class IntervalWindowEngine(
         evaluator.update(pane.buffer, row)
         pane.changed = true
         accepted = true
+        if (policies.emitUpdate) {
+          emit(start, start + spec.duration, WindowKind.Update, evaluator.evaluate(pane.buffer))
+          countEmitted()
+          // A triggered pane needs no re-trigger: this update already reported the late row.
+          if (pane.triggered) pane.changed = false
+        }
+      } else if (policies.latePassthrough) {
+        evaluator.update(lateGroups.getOrElseUpdate(start, evaluator.newBuffer()), row)
       }
     }
-    held(panes.size)
+    held(panes.size + lateGroups.size)
     if (time > progress) progress = time
     trigger(progress)
-    if (!accepted && inAnyPane) late += 1
+    if (!accepted && inAnyPane) {
+      if (policies.latePassthrough) passed += 1 else late += 1
+    }
     accepted
   }
 
   override def finishKey(): Unit = {
     // A batch input is a finished replay: event time runs out, every pane triggers.
+    flushLate()
     trigger(Long.MaxValue)
     startKey()
+  }
+
+  private def flushLate(): Unit = {
+    lateGroups.foreach { case (start, buffer) =>
+      emit(start, start + spec.duration, WindowKind.Late, evaluator.evaluate(buffer))
+      countEmitted()
+    }
+    lateGroups.clear()
   }
 
   private def trigger(watermark: Long): Unit = {
     // Panes are ordered by start, so by end: nothing to do until the earliest end is reached (late
     // updates only ever touch panes at or before it). Keeps the common row allocation-free.
     if (panes.isEmpty || panes.firstKey + spec.duration > watermark) return
+    if (lateGroups.nonEmpty && panes.exists { case (s, p) => p.changed && s + spec.duration <= watermark }) flushLate()
     val it = panes.iterator
     val gone = mutable.ArrayBuffer.empty[Long]
     var scanning = true

@@ -28,6 +28,7 @@ abstract class RowWindowEngine {
   private var peak = 0
   protected var unwindowed = 0L
   protected var late = 0L
+  protected var passed = 0L
 
   def windowsEmitted: Long = emitted
   def peakBuffered: Int = peak
@@ -35,6 +36,8 @@ abstract class RowWindowEngine {
   def rowsInNoWindow: Long = unwindowed
   /** Rejected rows that were late (their windows were already gone), as opposed to in no window at all. */
   def rowsLate: Long = late
+  /** Late rows output with kind `late` (passthrough), as opposed to dropped. */
+  def rowsPassedThrough: Long = passed
 
   def startKey(): Unit
 
@@ -56,7 +59,7 @@ abstract class RowWindowEngine {
  * Count and data-driven windows: the rows of open windows live in a [[WindowContents]]. At the
  * end of the key's input (teardown), incomplete windows are emitted as `partial`.
  */
-abstract class SequenceWindowEngine(contents: WindowContents) extends RowWindowEngine {
+abstract class SequenceWindowEngine(contents: WindowContents, policies: WindowPolicies) extends RowWindowEngine {
   protected final def emit(start: Any, end: Any, kind: UTF8String): Unit = {
     contents.emit(start, end, kind)
     countEmitted()
@@ -64,10 +67,11 @@ abstract class SequenceWindowEngine(contents: WindowContents) extends RowWindowE
 }
 
 object SequenceWindowEngine {
-  def apply(spec: SequenceWindowSpec, contents: WindowContents): SequenceWindowEngine = spec match {
-    case c: CountWindowSpec => new CountWindowEngine(c, contents)
-    case other => new DataWindowEngine(other, contents)
-  }
+  def apply(spec: SequenceWindowSpec, contents: WindowContents, policies: WindowPolicies): SequenceWindowEngine =
+    spec match {
+      case c: CountWindowSpec => new CountWindowEngine(c, contents, policies)
+      case other => new DataWindowEngine(other, contents, policies)
+    }
 
   /** True when the windows of `spec` never overlap, so one running aggregate suffices. */
   def disjoint(spec: SequenceWindowSpec): Boolean = spec match {
@@ -85,8 +89,12 @@ object SequenceWindowEngine {
  *    no window (eKuiper: "the 1st event is ignored") and counted as such.
  * At the end of the input, each window that has begun but is not complete is emitted as `partial`.
  * Only rows that a future window can still hold are retained: at most `size`.
+ * Policies (non-overlapping windows only): `emit_update` outputs the window so far after each row;
+ * `count_trigger` outputs the rows held as `partial` once they reach N and drops them, so each
+ * output's start and end are the first and last order_by value of the rows it holds.
  */
-final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) extends SequenceWindowEngine(contents) {
+final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents, policies: WindowPolicies)
+    extends SequenceWindowEngine(contents, policies) {
   private var rows = 0L
   private var oldestRetained = 0L
   // Rows below this index have been in an emitted window.
@@ -109,8 +117,15 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) e
     held(orders.size)
     if (completesWindow) {
       // The retained rows are exactly the window ending at this row.
+      if (policies.emitUpdate) emit(orders.head, orders.last, WindowKind.Update)
       emit(orders.head, orders.last, WindowKind.Final)
       coveredUntil = rows
+    } else if (policies.countTrigger > 0 && orders.size >= policies.countTrigger) {
+      emit(orders.head, orders.last, WindowKind.Partial)
+      coveredUntil = rows
+      evictBefore(rows)
+    } else if (policies.emitUpdate) {
+      emit(orders.head, orders.last, WindowKind.Update)
     }
     evictBefore(firstRowStillNeeded)
     true
@@ -125,7 +140,8 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) e
       var start = firstRowStillNeeded
       while (start < rows) {
         evictBefore(start)
-        emit(orders.head, orders.last, WindowKind.Partial)
+        // (A count trigger may have flushed every row of the last window already.)
+        if (orders.nonEmpty) emit(orders.head, orders.last, WindowKind.Partial)
         start += spec.step
       }
     }
@@ -163,9 +179,14 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents) e
  *    threshold closes the window and starts the next one.
  *  - punctuation (SPL punct()): a marker row closes the window and is no member of any.
  * The open window at the end of the input is emitted as `partial`.
+ * Policies: `emit_update` outputs the window so far after each row that entered it;
+ * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
+ * goes on); each output's start and end are the first and last order_by value of its rows.
  */
-final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents) extends SequenceWindowEngine(contents) {
+final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents, policies: WindowPolicies)
+    extends SequenceWindowEngine(contents, policies) {
   private var members = 0
+  private var buffered = 0
   private var first: Any = null
   private var last: Any = null
   private var oldestValue = 0.0
@@ -173,6 +194,7 @@ final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents)
 
   override def startKey(): Unit = {
     members = 0
+    buffered = 0
     contents.clear()
     spec match {
       case TriggerSplitWindowSpec(trigger) => triggerState = trigger.initialState
@@ -217,17 +239,26 @@ final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents)
   }
 
   private def append(order: Any, row: InternalRow): Unit = {
-    if (members == 0) first = order
+    if (buffered == 0) first = order
     last = order
     contents.append(row)
     members += 1
-    held(members)
+    buffered += 1
+    held(buffered)
+    if (policies.countTrigger > 0 && buffered >= policies.countTrigger) {
+      emit(first, last, WindowKind.Partial)
+      contents.clear()
+      buffered = 0
+    } else if (policies.emitUpdate) {
+      emit(first, last, WindowKind.Update)
+    }
   }
 
   private def close(kind: UTF8String): Unit = {
-    emit(first, last, kind)
+    if (buffered > 0) emit(first, last, kind)
     contents.clear()
     members = 0
+    buffered = 0
   }
 }
 

@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TriggerSplitWindowSpec}
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TimeWindowSpec, TriggerSplitWindowSpec, WindowPolicies}
 
 /**
  * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
@@ -36,9 +36,9 @@ trait SequenceWindowHost extends StreamWindowExec {
   protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (outRows, windows, windowed, skipped, lateMetric, peakMetric) = (longMetric("numOutputRows"),
+    val (outRows, windows, windowed, skipped, lateMetric, passedMetric, peakMetric) = (longMetric("numOutputRows"),
       longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
-      longMetric("lateRowsDropped"), longMetric("peakBufferedRows"))
+      longMetric("lateRowsDropped"), longMetric("lateRowsPassedThrough"), longMetric("peakBufferedRows"))
     val tiesAllowed = orderIsEventTime
     val childOutput = child.output
     val orderOrdinal = childOutput.indexWhere(_.exprId == order.exprId)
@@ -70,8 +70,9 @@ trait SequenceWindowHost extends StreamWindowExec {
             windows += engine.windowsEmitted
             // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
             windowed += accepted - engine.rowsInNoWindow
-            skipped += rejected - engine.rowsLate + engine.rowsInNoWindow
+            skipped += rejected - engine.rowsLate - engine.rowsPassedThrough + engine.rowsInNoWindow
             lateMetric += engine.rowsLate
+            passedMetric += engine.rowsPassedThrough
             return false
           }
           val row = input.next()
@@ -107,6 +108,7 @@ trait SequenceWindowHost extends StreamWindowExec {
 /** groupBy over count and data windows: one row per window with the aggregate values. */
 case class SequenceWindowAggregateExec(
     spec: SequenceWindowSpec,
+    policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
     signal: Option[Attribute],
@@ -126,7 +128,7 @@ case class SequenceWindowAggregateExec(
     // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
     SequenceWindowEngine(spec,
       if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
-      else new AggregatedContents(evaluator, emit))
+      else new AggregatedContents(evaluator, emit), policies)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAggregateExec = copy(child = newChild)
@@ -135,6 +137,7 @@ case class SequenceWindowAggregateExec(
 /** select over count and data windows: every row once per window holding it, tagged with that window. */
 case class SequenceWindowAssignExec(
     spec: SequenceWindowSpec,
+    policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
     signal: Option[Attribute],
@@ -145,7 +148,8 @@ case class SequenceWindowAssignExec(
 
   override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val writer = new WindowRowWriter(output)
-    SequenceWindowEngine(spec, new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))))
+    SequenceWindowEngine(spec, new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))),
+      policies)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAssignExec = copy(child = newChild)
@@ -157,6 +161,7 @@ case class SequenceWindowAssignExec(
  */
 case class IntervalWindowAggregateExec(
     spec: IntervalWindowSpec,
+    policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
     time: Attribute,
@@ -173,9 +178,64 @@ case class IntervalWindowAggregateExec(
   override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val evaluator = new AggregateEvaluator(functions, filters, child.output)
     val writer = new WindowRowWriter(output)
-    new IntervalWindowEngine(spec, evaluator, (start, end, kind, values) =>
+    new IntervalWindowEngine(spec, policies, evaluator, (start, end, kind, values) =>
       out(writer.aggregated(key(), start, end, kind, values)))
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): IntervalWindowAggregateExec = copy(child = newChild)
+}
+
+/**
+ * groupBy over aligned time windows (tumbling, hopping, timer) under event-time policies: each key's
+ * rows replayed in arrival order (`order_by`, or event time) through a [[TimeWindowReplayEngine]].
+ * Without policies the planner takes the pre-aggregated slice path instead.
+ */
+case class TimeWindowReplayAggregateExec(
+    spec: TimeWindowSpec,
+    policies: WindowPolicies,
+    streamKeys: Seq[Attribute],
+    order: Attribute,
+    time: Attribute,
+    functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    windowAttr: Attribute,
+    resultAttrs: Seq[Attribute],
+    child: SparkPlan) extends SequenceWindowHost {
+
+  override def signal: Option[Attribute] = Some(time)
+  override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
+  override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
+
+  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
+    val evaluator = new AggregateEvaluator(functions, filters, child.output)
+    val writer = new WindowRowWriter(output)
+    val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
+      out(writer.aggregated(key(), start, end, kind, values))
+    new TimeWindowReplayEngine(spec, policies, () => new RunningContents(evaluator, emit))
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowReplayAggregateExec = copy(child = newChild)
+}
+
+/** select over aligned time windows under event-time policies: rows tagged with each output of their windows. */
+case class TimeWindowReplayAssignExec(
+    spec: TimeWindowSpec,
+    policies: WindowPolicies,
+    streamKeys: Seq[Attribute],
+    order: Attribute,
+    time: Attribute,
+    windowAttr: Attribute,
+    child: SparkPlan) extends SequenceWindowHost {
+
+  override def signal: Option[Attribute] = Some(time)
+  override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
+  override def output: Seq[Attribute] = child.output :+ windowAttr
+
+  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
+    val writer = new WindowRowWriter(output)
+    new TimeWindowReplayEngine(spec, policies,
+      () => new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))))
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowReplayAssignExec = copy(child = newChild)
 }

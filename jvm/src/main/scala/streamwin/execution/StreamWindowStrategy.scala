@@ -13,7 +13,18 @@ import streamwin.spec._
 /** Plans streamwin's logical nodes; the physical operators state the distribution and order they need. */
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), keys, time, signal,
+    // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.
+    case WindowAggregate(spec: TimeWindowSpec, policies, order, keys, time, _, windowAttr, functions, filters,
+        resultAttrs, child) if policies.replaysRows =>
+      TimeWindowReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr,
+        resultAttrs, planLater(child)) :: Nil
+
+    case WindowAssign(spec: TimeWindowSpec, policies, order, time, _, partitionBy, windowAttr, child)
+        if policies.replaysRows =>
+      TimeWindowReplayAssignExec(spec, policies, partitionBy, order.getOrElse(time), time, windowAttr,
+        planLater(child)) :: Nil
+
+    case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), _, _, keys, time, signal,
         windowAttr, functions, filters, resultAttrs, child) =>
       // Aligned windows and fixed-gap sessions pre-aggregate map-side per (key, slice) with Spark's own
       // (code-generated) partial aggregation: a slice of an aligned window, or a gap-long bucket whose
@@ -47,19 +58,21 @@ object StreamWindowStrategy extends SparkStrategy {
           preAggregated = false, windowAttr, resultAttrs, planLater(child)) :: Nil
       }
 
-    case WindowAggregate(spec: IntervalWindowSpec, keys, time, order, windowAttr, functions, filters, resultAttrs, child) =>
-      IntervalWindowAggregateExec(spec, keys, order.getOrElse(time), time, functions, filters, windowAttr, resultAttrs,
+    case WindowAggregate(spec: IntervalWindowSpec, policies, _, keys, time, order, windowAttr, functions, filters,
+        resultAttrs, child) =>
+      IntervalWindowAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr, resultAttrs,
         planLater(child)) :: Nil
 
-    case WindowAggregate(spec: SequenceWindowSpec, keys, order, signal, windowAttr, functions, filters, resultAttrs, child) =>
-      SequenceWindowAggregateExec(spec, keys, order, signal, functions, filters, windowAttr, resultAttrs,
+    case WindowAggregate(spec: SequenceWindowSpec, policies, _, keys, order, signal, windowAttr, functions, filters,
+        resultAttrs, child) =>
+      SequenceWindowAggregateExec(spec, policies, keys, order, signal, functions, filters, windowAttr, resultAttrs,
         planLater(child)) :: Nil
 
-    case WindowAssign(spec: TimeWindowSpec, time, _, _, windowAttr, child) =>
+    case WindowAssign(spec: TimeWindowSpec, _, _, time, _, _, windowAttr, child) =>
       TimeWindowAssignExec(spec, time, windowAttr, planLater(child)) :: Nil
 
-    case WindowAssign(spec: SequenceWindowSpec, order, signal, partitionBy, windowAttr, child) =>
-      SequenceWindowAssignExec(spec, partitionBy, order, signal, windowAttr, planLater(child)) :: Nil
+    case WindowAssign(spec: SequenceWindowSpec, policies, _, order, signal, partitionBy, windowAttr, child) =>
+      SequenceWindowAssignExec(spec, policies, partitionBy, order, signal, windowAttr, planLater(child)) :: Nil
 
     case _ => Nil
   }

@@ -16,7 +16,9 @@ trait StreamWindowExec extends UnaryExecNode {
   override lazy val metrics: Map[String, SQLMetric] = WindowMetrics.create(sparkContext)
   override def producedAttributes: AttributeSet = AttributeSet(output.filterNot(child.outputSet.contains))
   override def simpleString(maxFields: Int): String =
-    s"$nodeName ${spec} ${output.map(_.name).mkString("[", ", ", "]")}"
+    s"$nodeName ${spec}${policiesString} ${output.map(_.name).mkString("[", ", ", "]")}"
+  private def policiesString: String = productIterator.collectFirst { case p: streamwin.spec.WindowPolicies => p.toString }
+    .getOrElse("")
 }
 
 /** The metrics every streamwin operator reports (Spark UI, and `executedPlan.metrics` in tests). */
@@ -26,6 +28,7 @@ object WindowMetrics {
     "windowsEmitted" -> SQLMetrics.createMetric(sc, "windows emitted"),
     "rowsWindowed" -> SQLMetrics.createMetric(sc, "input rows in windows"),
     "lateRowsDropped" -> SQLMetrics.createMetric(sc, "late rows dropped"),
+    "lateRowsPassedThrough" -> SQLMetrics.createMetric(sc, "late rows passed through (kind late)"),
     "rowsSkipped" -> SQLMetrics.createMetric(sc, "rows skipped (null time or order, or between windows)"),
     "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"))
 }

@@ -132,6 +132,12 @@ final class WindowArguments(
       s"must be one of ${allowed.map(v => s"'$v'").mkString(", ")}, got ${other.sql}")
   }
 
+  /** A boolean literal (SQL TRUE/FALSE, Python True/False). */
+  def boolean(name: String, e: Expression): Boolean = e match {
+    case Literal(b: Boolean, BooleanType) => b
+    case other => throw StreamwinErrors.invalidArgument(function, name, s"must be TRUE or FALSE, got ${other.sql}")
+  }
+
   /** A number >= 0 from a numeric literal. */
   def nonNegativeNumber(name: String, e: Expression): Double = {
     val v: Double = e match {
