@@ -126,6 +126,54 @@ def test_interval_panes_with_passthrough_and_updates(spark):
     assert (m["rowsWindowed"], m["lateRowsPassedThrough"]) == (3, 0)
 
 
+def test_sliding_windows_with_arrival_order(spark):
+    df = arrivals(spark, [0, 5, 20, 3, 12])
+    q, out = windows(df, sw.sliding("ts", "10 seconds", order_by="seq"))
+    # 3 arrives after its own window and every later one within 10 s closed; 12 still joins [10, 20].
+    assert [(start, kind, m) for start, kind, m in out] == [
+        (3590, "final", [0]), (3595, "final", [0, 5]), (10, "final", [12, 20])]  # 23:59:50, 23:59:55
+    m = sw.window_metrics(q)
+    assert (m["rowsWindowed"], m["lateRowsDropped"]) == (4, 1)
+
+
+def test_sessions_with_arrival_order_and_lateness(spark):
+    df = arrivals(spark, [0, 3, 20, 2, 18])
+    q, out = windows(df, sw.session("ts", "5 seconds", order_by="seq"))
+    assert out == [(0, "final", [0, 3]), (18, "final", [18, 20])]
+    assert sw.window_metrics(q)["lateRowsDropped"] == 1
+    _, out = windows(df, sw.session("ts", "5 seconds", order_by="seq", lateness="15 seconds"))
+    assert out == [(0, "final", [0, 2, 3]), (18, "final", [18, 20])]
+    _, out = windows(df, sw.session("ts", "5 seconds", order_by="seq", late="passthrough"))
+    assert out == [(0, "final", [0, 3]), (2, "late", [2]), (18, "final", [18, 20])]
+
+
+REPLAYED = [
+    ("tumbling", lambda **p: sw.tumbling("ts", "10 seconds", **p)),
+    ("hopping", lambda **p: sw.hopping("ts", "10 seconds", "4 seconds", **p)),
+    ("sliding", lambda **p: sw.sliding("ts", "10 seconds", **p)),
+    ("session", lambda **p: sw.session("ts", "5 seconds", **p)),
+]
+
+
+@pytest.mark.parametrize("family,make", REPLAYED, ids=[r[0] for r in REPLAYED])
+def test_replay_equals_the_slice_path_when_nothing_is_late(spark, family, make):
+    """Rows in any arrival order with a lateness longer than the input (nothing late), or update
+    emission in event-time order: the final windows equal those of the batch slice path."""
+    rnd = random.Random(zlib.crc32(family.encode()))
+    rows = [(rnd.choice("ab"), i, rnd.randrange(0, 200), rnd.randrange(0, 10)) for i in range(150)]
+    rnd.shuffle(rows)
+    df = spark.createDataFrame(rows, "k string, seq long, s long, v long").withColumn("ts", F.timestamp_seconds("s")) \
+        .repartition(3)
+
+    def finals(window):
+        out = df.groupBy("k", window).agg(F.sum("v").alias("t"), F.count("*").alias("n"))
+        return sorted((r.k, r.window.start, r.window.end, r.t, r.n) for r in out.collect() if r.window.kind == "final")
+
+    expected = finals(make())
+    assert finals(make(order_by="seq", lateness="1000 seconds")) == expected
+    assert finals(make(emit="update")) == expected
+
+
 def test_sql_uses_the_same_policy_names(spark):
     arrivals(spark, [0, 4, 3, 8, 10, 1, 12, 9, 20, 18, 25]).createOrReplaceTempView("kx_rows")
     w = "sw_tumbling(ts, '10 seconds', 'lateness', '2 seconds', 'order_by', seq)"
@@ -149,8 +197,11 @@ FAMILY_POLICIES = [
      [{}, {"order_by": "seq", "late": "passthrough"}, {"order_by": "seq"}]),
     ("timer", lambda **p: sw.timer("10 seconds", ingest_time="ts", **p),
      [{}, {"count_trigger": 4}, {"emit": "update", "emit_empty": True}]),
-    ("sliding", lambda **p: sw.sliding("ts", "10 seconds", **p), [{}]),
-    ("session", lambda **p: sw.session("ts", "5 seconds", **p), [{}]),
+    ("sliding", lambda **p: sw.sliding("ts", "10 seconds", **p),
+     [{}, {"order_by": "seq", "lateness": "5 seconds"}, {"order_by": "seq", "late": "passthrough", "emit": "update"}]),
+    ("session", lambda **p: sw.session("ts", "5 seconds", **p),
+     [{}, {"order_by": "seq"}, {"order_by": "seq", "late": "passthrough", "count_trigger": 2}, {"emit": "update"}]),
+    ("session with max_duration", lambda **p: sw.session("ts", "5 seconds", max_duration="20 seconds", **p), [{}]),
     ("interval", lambda **p: sw.interval("ts", "10 seconds", creation_period="5 seconds", **p),
      [{}, {"order_by": "seq", "discard_age": "3 seconds"}, {"order_by": "seq", "late": "passthrough"},
       {"order_by": "seq", "emit": "update"}]),
@@ -227,10 +278,17 @@ BAD_POLICIES = [
      r"sw_count: argument `emit` is not available for sw_count: needs non-overlapping count windows"),
     ("count trigger on end-aligned count windows", lambda: sw.count(4, align="end", order_by="seq", count_trigger=2),
      r"sw_count: argument `count_trigger` is not available for sw_count"),
-    ("lateness on sliding windows", lambda: sw.sliding("ts", "10 seconds", lateness="1 second"),
-     r"sw_sliding: argument `lateness` is not available for sw_sliding"),
-    ("update on sessions", lambda: sw.session("ts", "10 seconds", emit="update"),
-     r"sw_session: argument `emit` is not available for sw_session"),
+    ("count trigger on sliding windows", lambda: sw.sliding("ts", "10 seconds", count_trigger=5),
+     r"sw_sliding: argument `count_trigger` is not available for sw_sliding: sliding windows overlap"),
+    ("emit_empty on sliding windows", lambda: sw.sliding("ts", "10 seconds", emit_empty=True),
+     r"sw_sliding: argument `emit_empty` is not available for sw_sliding"),
+    ("update on sessions with max_duration", lambda: sw.session("ts", "10 seconds", max_duration="1 minute",
+                                                               emit="update"),
+     r"sw_session: argument `emit` is not available for sw_session: not available with max_duration"),
+    ("lateness on dynamic-gap sessions", lambda: sw.session("ts", F.concat(F.lit("5 "), F.lit("seconds")), lateness="1 second"),
+     r"sw_session: argument `lateness` is not available for sw_session"),
+    ("emit_empty on sessions", lambda: sw.session("ts", "10 seconds", emit_empty=True),
+     r"sw_session: argument `emit_empty` is not available for sw_session: a session always holds rows"),
     ("unknown policy name", lambda: sw.tumbling("ts", "10 seconds", grace="1 second"),
      r"sw_tumbling: argument `grace` is not an option of sw_tumbling; allowed options: .*lateness, late, emit, "
      r"count_trigger, emit_empty"),

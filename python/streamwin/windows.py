@@ -22,9 +22,11 @@ Event-time policies (keyword arguments, the same names in SQL and Scala; KX and 
 - ``emit_empty=True`` (KX ``skipEmptyWindows=0b``): empty time windows between a key's first and
   last window are output too (count 0, other aggregates null).
 
-``tumbling`` and ``hopping`` take every policy; ``timer`` ``emit``, ``count_trigger`` and
-``emit_empty``; count windows (non-overlapping) and data windows ``emit`` and ``count_trigger``;
-``interval`` has its own lateness (``discard_age``). ``sliding`` and ``session`` take none yet.
+``tumbling`` and ``hopping`` take every policy; ``sliding`` all but ``count_trigger`` and
+``emit_empty``; ``session`` (fixed gap, no ``max_duration``) all but ``emit_empty``; ``timer``
+``emit``, ``count_trigger`` and ``emit_empty``; ``interval`` ``late`` and ``emit`` (its lateness
+is ``discard_age``); count windows (non-overlapping) and data windows ``emit`` and
+``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
 """
 
 from __future__ import annotations

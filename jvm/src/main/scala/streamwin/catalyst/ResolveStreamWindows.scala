@@ -71,7 +71,6 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
         throw StreamwinErrors.invalidArgument(f, "column",
           s"must be a BOOLEAN marker column, got ${m.dataType.sql} (${toPrettySQL(m)})")
       case (_: IntervalWindowSpec, Some(o)) => checkOrderType(f, o)
-      case (_: TimeWindowSpec, _) => w.arrivalOrder.foreach(checkOrderType(f, _))
       case (_: SessionWindowSpec, Some(g)) => g.dataType match {
         case CalendarIntervalType | _: DayTimeIntervalType | _: StringType =>
         case other => throw StreamwinErrors.invalidArgument(f, "gap",
@@ -84,6 +83,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
       }
       case _ =>
     }
+    w.arrivalOrder.foreach(checkOrderType(f, _))
     if (grouped && w.partitionBy.nonEmpty) {
       throw StreamwinErrors.invalidArgument(f, "partition_by",
         "is only for select(...); in groupBy(...) the other grouping columns are the keys")

@@ -51,15 +51,15 @@ object WindowFunctions {
   private def sliding(args: Seq[Expression]): Expression = {
     val a = new WindowArguments("sw_sliding", Seq("time", "size"), Seq("partition_by", "order_by") ++ WindowPolicies.optionNames,
       Set("partition_by"), args)
-    WindowPolicies.parse(a, orderGiven = false, WindowPolicies.unsupportedFamily("per-event sliding"))
+    val order = a.option("order_by")
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, WindowPolicies.slidingSupport)
     val size = a.duration("size", a.positional("size"))
-    StreamWindow(SlidingWindowSpec(size), a.positional("time") +: a.optionValues("partition_by"))
+    StreamWindow(SlidingWindowSpec(size), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 
   private def session(args: Seq[Expression]): Expression = {
     val a = new WindowArguments("sw_session", Seq("time", "gap"),
       Seq("max_duration", "partition_by", "order_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
-    WindowPolicies.parse(a, orderGiven = false, WindowPolicies.unsupportedFamily("session"))
     val gapArg = a.positional("gap")
     // A literal is a fixed gap; any other expression is a per-row (dynamic) gap, as in session_window.
     val fixedGap = gapArg match {
@@ -74,9 +74,12 @@ object WindowFunctions {
         s"must be at least the gap (${d}us < ${g}us): a session always lasts its gap")
       case _ =>
     }
+    val order = a.option("order_by")
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined,
+      WindowPolicies.sessionSupport(plain = fixedGap.isDefined && maxDuration.isEmpty))
     val spec = SessionWindowSpec(fixedGap.getOrElse(0L), fixedGap.isEmpty, maxDuration)
-    val children = a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)
-    StreamWindow(spec, children ++ a.optionValues("partition_by"))
+    val children = (a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)) ++ order.toSeq
+    StreamWindow(spec, children ++ a.optionValues("partition_by"), policies)
   }
 
   private def interval(args: Seq[Expression]): Expression = {

@@ -12,7 +12,8 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TimeWindowSpec, TriggerSplitWindowSpec, WindowPolicies}
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TimeWindowSpec, TriggerSplitWindowSpec, WindowPolicies,
+  WindowSpec}
 
 /**
  * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
@@ -186,12 +187,12 @@ case class IntervalWindowAggregateExec(
 }
 
 /**
- * groupBy over aligned time windows (tumbling, hopping, timer) under event-time policies: each key's
- * rows replayed in arrival order (`order_by`, or event time) through a [[TimeWindowReplayEngine]].
- * Without policies the planner takes the pre-aggregated slice path instead.
+ * groupBy over event-time windows (tumbling, hopping, timer, sliding, session) under event-time
+ * policies: each key's rows replayed in arrival order (`order_by`, or event time) through an
+ * [[EventTimeReplayEngine]]. Without policies the planner takes the slice path instead.
  */
 case class TimeWindowReplayAggregateExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
@@ -211,7 +212,7 @@ case class TimeWindowReplayAggregateExec(
     val writer = new WindowRowWriter(output)
     val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
       out(writer.aggregated(key(), start, end, kind, values))
-    new TimeWindowReplayEngine(spec, policies, () => new RunningContents(evaluator, emit))
+    EventTimeReplayEngine(spec, policies, () => new RunningContents(evaluator, emit))
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowReplayAggregateExec = copy(child = newChild)

@@ -14,8 +14,8 @@ import streamwin.spec._
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.
-    case WindowAggregate(spec: TimeWindowSpec, policies, order, keys, time, _, windowAttr, functions, filters,
-        resultAttrs, child) if policies.replaysRows =>
+    case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), policies, order,
+        keys, time, _, windowAttr, functions, filters, resultAttrs, child) if policies.replaysRows =>
       TimeWindowReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr,
         resultAttrs, planLater(child)) :: Nil
 

@@ -73,10 +73,19 @@ object WindowPolicies {
     case "order_by" => "timer windows take rows in the order of ingest_time, their arrival time"
   }
 
-  /** Per-event sliding windows and sessions: their windows depend on later rows (planned). */
-  def unsupportedFamily(family: String): Support = {
-    case _ => s"the event-time policies are not implemented for $family windows yet; use sw_tumbling or sw_hopping " +
-      "for lateness, late rows, update emission, count triggers and empty windows"
+  /** Per-event sliding windows: overlapping, one per event time, never empty. */
+  val slidingSupport: Support = {
+    case "count_trigger" => "sliding windows overlap and share their rows, so a window's rows cannot be flushed alone"
+    case "emit_empty" => "a sliding window exists only at an event time, so it is never empty"
+  }
+
+  /** Sessions: never empty; the eKuiper max-duration cut and dynamic gaps follow the slice path only. */
+  def sessionSupport(plain: Boolean): Support = {
+    case "emit_empty" => "a session always holds rows"
+    case name if !plain && name != "order_by" =>
+      "not available with max_duration or a dynamic gap (eKuiper's cut checks need rows in event-time order)"
+    case "order_by" if !plain =>
+      "not available with max_duration or a dynamic gap (eKuiper's cut checks need rows in event-time order)"
   }
 
   /** SPL timeInterval: discard_age is its lateness; late re-triggers are its update emission. */
