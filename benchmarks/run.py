@@ -47,6 +47,7 @@ def cases(df: DataFrame) -> list[tuple[str, Callable[[], DataFrame], Callable[[]
     by_key = Window.partitionBy("k").orderBy("seq")
     so_far = by_key.rowsBetween(Window.unboundedPreceding, 0)
     marker = F.col("v") == 0
+    per_window_so_far = Window.partitionBy("k", "w").orderBy("seq").rowsBetween(Window.unboundedPreceding, 0)
 
     def range_frame(seconds: int):
         # RANGE frame over event time in microseconds: [t - seconds, t], both ends inclusive.
@@ -59,6 +60,20 @@ def cases(df: DataFrame) -> list[tuple[str, Callable[[], DataFrame], Callable[[]
                   lambda: F.window("ts", "10 seconds", "1 second"), ""),
         time_case("hopping 60s/1s", lambda: sw.hopping("ts", "60 seconds", "1 second"),
                   lambda: F.window("ts", "60 seconds", "1 second"), ">= 20x, <= 2x own tumbling"),
+        # Policies replay each key's rows in arrival order; the data arrives in event-time order, so
+        # nothing is late and the result equals Spark's window().
+        time_case("tumbling 10s, order_by + lateness 2s",
+                  lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="2 seconds"),
+                  lambda: F.window("ts", "10 seconds"), ""),
+        # Update emission: one output row per input row (the window's aggregate so far) plus the finals;
+        # Spark-native: a running frame per (key, window) ordered by arrival.
+        ("tumbling 10s, emit update",
+         lambda: df.groupBy("k", sw.tumbling("ts", "10 seconds", emit="update")).agg(*aggs),
+         lambda: df.withColumn("w", F.window("ts", "10 seconds")).select(
+             "k", "w", F.sum("v").over(per_window_so_far).alias("s"), F.count("*").over(per_window_so_far).alias("n")),
+         ""),
+        time_case("session gap 5s, order_by", lambda: sw.session("ts", "5 seconds", order_by="seq"),
+                  lambda: F.session_window("ts", "5 seconds"), ""),
         time_case("session gap 5s", lambda: sw.session("ts", "5 seconds"), lambda: F.session_window("ts", "5 seconds"),
                   ">= 3x"),
         # One window per event: the RANGE frame gives the same value per row (timestamps are distinct per key).

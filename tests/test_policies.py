@@ -109,6 +109,16 @@ def test_policies_on_count_and_data_windows(spark):
     assert [(r.window.kind, r.t) for r in out] == [
         ("update", 0), ("update", 1), ("update", 3), ("final", 3), ("update", 3), ("update", 7), ("update", 12),
         ("final", 12), ("update", 6), ("partial", 6)]
+    # Overlapping (Quix sliding count) windows: every open window holding the row is updated.
+    out = df.where("s < 4").groupBy("k", sw.count(3, step=1, order_by="seq", emit="update")) \
+        .agg(F.sum("s").alias("t")).collect()
+    assert [(r.window.kind, r.t) for r in out] == [
+        ("update", 0), ("update", 1), ("update", 1), ("update", 3), ("final", 3), ("update", 3), ("update", 2),
+        ("update", 6), ("final", 6), ("update", 5), ("update", 3), ("partial", 5), ("partial", 3)]
+    hop = df.groupBy("k", sw.count(4, step=2, order_by="seq", count_trigger=3)).agg(F.sum("s").alias("t")).collect()
+    assert [(r.window.start, r.window.end, r.window.kind, r.t) for r in hop] == [
+        (0, 2, "partial", 3), (3, 3, "final", 3), (2, 4, "partial", 9), (5, 5, "final", 5), (4, 6, "partial", 15),
+        (6, 6, "partial", 6)]
     split = df.groupBy("k", sw.split(F.col("s") == 5, order_by="seq", count_trigger=2)).agg(F.sum("s").alias("t"))
     assert [(r.window.start, r.window.end, r.window.kind, r.t) for r in split.collect()] == [
         (0, 1, "partial", 1), (2, 3, "partial", 5), (4, 4, "final", 4), (5, 6, "partial", 11)]
@@ -206,7 +216,7 @@ FAMILY_POLICIES = [
      [{}, {"order_by": "seq", "discard_age": "3 seconds"}, {"order_by": "seq", "late": "passthrough"},
       {"order_by": "seq", "emit": "update"}]),
     ("count", lambda **p: sw.count(4, order_by="seq", **p), [{}, {"emit": "update"}, {"count_trigger": 3}]),
-    ("sliding count", lambda **p: sw.count(4, step=1, order_by="seq", **p), [{}]),
+    ("sliding count", lambda **p: sw.count(4, step=1, order_by="seq", **p), [{}, {"emit": "update", "count_trigger": 3}]),
     ("split", lambda **p: sw.split(F.col("v") > 7, order_by="seq", **p), [{}, {"emit": "update", "count_trigger": 2}]),
     ("delta", lambda **p: sw.delta("v", 3, order_by="seq", **p), [{}, {"count_trigger": 2}]),
     ("punctuation", lambda **p: sw.punctuation(F.col("v") > 8, order_by="seq", **p), [{"emit": "update"}]),
@@ -274,8 +284,8 @@ BAD_POLICIES = [
      r"sw_interval: argument `count_trigger` is not available for sw_interval: SPL timeInterval re-emits"),
     ("emit_empty on interval panes", lambda: sw.interval("ts", "10 seconds", emit_empty=True),
      r"sw_interval: argument `emit_empty` is not available for sw_interval"),
-    ("update on sliding count windows", lambda: sw.count(5, step=1, order_by="seq", emit="update"),
-     r"sw_count: argument `emit` is not available for sw_count: needs non-overlapping count windows"),
+    ("update on end-aligned count windows", lambda: sw.count(5, step=1, align="end", order_by="seq", emit="update"),
+     r"sw_count: argument `emit` is not available for sw_count: needs start-aligned count windows"),
     ("count trigger on end-aligned count windows", lambda: sw.count(4, align="end", order_by="seq", count_trigger=2),
      r"sw_count: argument `count_trigger` is not available for sw_count"),
     ("count trigger on sliding windows", lambda: sw.sliding("ts", "10 seconds", count_trigger=5),

@@ -25,7 +25,7 @@ Event-time policies (keyword arguments, the same names in SQL and Scala; KX and 
 ``tumbling`` and ``hopping`` take every policy; ``sliding`` all but ``count_trigger`` and
 ``emit_empty``; ``session`` (fixed gap, no ``max_duration``) all but ``emit_empty``; ``timer``
 ``emit``, ``count_trigger`` and ``emit_empty``; ``interval`` ``late`` and ``emit`` (its lateness
-is ``discard_age``); count windows (non-overlapping) and data windows ``emit`` and
+is ``discard_age``); count windows (start-aligned) and data windows ``emit`` and
 ``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
 """
 

@@ -44,7 +44,7 @@ object WindowFunctions {
         s"must not exceed size ($step > $size): count windows cover every row (Quix and eKuiper rule)")
     }
     val policies = WindowPolicies.parse(a, orderGiven = false,
-      WindowPolicies.sequenceSupport(disjoint = step == size && !alignEnd))
+      WindowPolicies.sequenceSupport(endAligned = alignEnd))
     StreamWindow(CountWindowSpec(size, step, alignEnd), requiredOrder(a) +: a.optionValues("partition_by"), policies)
   }
 
@@ -115,7 +115,7 @@ object WindowFunctions {
       spec: WindowArguments => SequenceWindowSpec)(args: Seq[Expression]): Expression = {
     val a = new WindowArguments(function, signalName +: extraPositional,
       Seq("order_by", "partition_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
-    val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.sequenceSupport(disjoint = true))
+    val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.sequenceSupport(endAligned = false))
     StreamWindow(spec(a), Seq(requiredOrder(a), a.positional(signalName)) ++ a.optionValues("partition_by"), policies)
   }
 

@@ -67,8 +67,16 @@ abstract class SequenceWindowEngine(contents: WindowContents, policies: WindowPo
 }
 
 object SequenceWindowEngine {
-  def apply(spec: SequenceWindowSpec, contents: WindowContents, policies: WindowPolicies): SequenceWindowEngine =
+  /**
+   * @param contents    what the windows share (one running buffer, a FIFO, or the rows)
+   * @param newContents a window's own buffer, for overlapping count windows that output each
+   *                    window's rows so far (update emission, count trigger)
+   */
+  def apply(spec: SequenceWindowSpec, contents: WindowContents, policies: WindowPolicies,
+      newContents: () => WindowContents): SequenceWindowEngine =
     spec match {
+      case c: CountWindowSpec if c.step < c.size && !c.alignEnd && (policies.emitUpdate || policies.countTrigger > 0) =>
+        new OverlappingCountEngine(c, policies, newContents)
       case c: CountWindowSpec => new CountWindowEngine(c, contents, policies)
       case other => new DataWindowEngine(other, contents, policies)
     }
@@ -167,6 +175,75 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents, p
       orders.removeHead()
       oldestRetained += 1
     }
+  }
+}
+
+/**
+ * Overlapping start-aligned count windows (Quix hopping and sliding count windows) whose rows so
+ * far are output while they fill: with `emit_update` after every row, each open window (every
+ * window holding the row) as `update`; with `count_trigger` a window's rows as `partial` once they
+ * reach N. Each open window keeps its own buffer, so a row is added to size / step of them; the
+ * shared-FIFO [[CountWindowEngine]] serves every other count window. Windows start at rows 0,
+ * step, 2·step, …, are `final` at their size-th row and `partial` at the end of the input.
+ */
+final class OverlappingCountEngine(spec: CountWindowSpec, policies: WindowPolicies, newContents: () => WindowContents)
+    extends SequenceWindowEngine(newContents(), policies) {
+
+  private final class OpenWindow {
+    val contents: WindowContents = newContents()
+    var rows = 0L   // rows of the window so far
+    var held = 0L   // rows not output by a count trigger yet
+    var first: Any = null
+    var last: Any = null
+    def output(kind: UTF8String): Unit = { contents.emit(first, last, kind); countEmitted() }
+  }
+
+  private var rows = 0L
+  private var heldRows = 0L
+  private val openWindows = new mutable.ArrayDeque[OpenWindow]
+
+  override def startKey(): Unit = {
+    rows = 0L
+    heldRows = 0L
+    openWindows.clear()
+  }
+
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = {
+    if (rows % spec.step == 0) openWindows.append(new OpenWindow)
+    rows += 1
+    openWindows.foreach { w =>
+      if (w.held == 0) w.first = order
+      w.last = order
+      w.contents.append(row)
+      w.rows += 1
+      w.held += 1
+      heldRows += 1
+    }
+    held(heldRows.toInt)
+    openWindows.foreach { w =>
+      if (w.rows == spec.size) {
+        if (policies.emitUpdate) w.output(WindowKind.Update)
+        w.output(WindowKind.Final)
+      } else if (policies.countTrigger > 0 && w.held >= policies.countTrigger) {
+        w.output(WindowKind.Partial)
+        flush(w)
+      } else if (policies.emitUpdate) {
+        w.output(WindowKind.Update)
+      }
+    }
+    while (openWindows.nonEmpty && openWindows.head.rows == spec.size) flush(openWindows.removeHead())
+    true
+  }
+
+  override def finishKey(): Unit = {
+    openWindows.foreach(w => if (w.held > 0) w.output(WindowKind.Partial))
+    startKey()
+  }
+
+  private def flush(w: OpenWindow): Unit = {
+    heldRows -= w.held
+    w.held = 0
+    w.contents.clear()
   }
 }
 

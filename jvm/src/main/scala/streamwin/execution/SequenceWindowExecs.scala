@@ -129,7 +129,7 @@ case class SequenceWindowAggregateExec(
     // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
     SequenceWindowEngine(spec,
       if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
-      else new AggregatedContents(evaluator, emit), policies)
+      else new AggregatedContents(evaluator, emit), policies, () => new RunningContents(evaluator, emit))
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAggregateExec = copy(child = newChild)
@@ -149,8 +149,8 @@ case class SequenceWindowAssignExec(
 
   override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val writer = new WindowRowWriter(output)
-    SequenceWindowEngine(spec, new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))),
-      policies)
+    val tagged = () => new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind)))
+    SequenceWindowEngine(spec, tagged(), policies, tagged)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAssignExec = copy(child = newChild)

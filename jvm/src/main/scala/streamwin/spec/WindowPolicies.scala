@@ -97,10 +97,10 @@ object WindowPolicies {
   }
 
   /** Count and data windows: update emission and count triggers; no event time, no empty windows. */
-  def sequenceSupport(disjoint: Boolean): Support = {
+  def sequenceSupport(endAligned: Boolean): Support = {
     case "lateness" | "late" => eventTimeOnly
     case "emit_empty" => "applies to time windows; a count or data window always holds rows"
-    case "emit" | "count_trigger" if !disjoint =>
-      "needs non-overlapping count windows (step = size, align='start'); overlapping windows share rows"
+    case "emit" | "count_trigger" if endAligned =>
+      "needs start-aligned count windows: an end-aligned window (eKuiper COUNTWINDOW) is only known when it is emitted"
   }
 }
