@@ -99,10 +99,9 @@ abstract class EventTimeReplayEngine(policies: WindowPolicies, newContents: () =
   }
 
   /** A row entered `window`: the count trigger or update emission may output it. */
-  protected final def entered(window: Buffered, start: Long): Unit = {
-    if (policies.countTrigger > 0 && window.rows >= policies.countTrigger) output(window, start, WindowKind.Partial)
-    else if (policies.emitUpdate) emitWindow(window.contents, start, window.end, WindowKind.Update)
-  }
+  protected final def entered(window: Buffered, start: Long): Unit =
+    PolicyEmission.afterRow(policies, window.rows, completes = false)(
+      kind => emitWindow(window.contents, start, window.end, kind), window.clear())
 
   /** Outputs a window's remaining rows as `final` at close (nothing when a count trigger took them all). */
   protected final def closeWindow(window: Buffered, start: Long): Unit = {
@@ -307,13 +306,9 @@ final class SessionReplayEngine(spec: SessionWindowSpec, policies: WindowPolicie
     session.rows += row.copy()
     bufferedRows += 1
     open.put(session.start, session)
-    if (policies.countTrigger > 0 && session.rows.size >= policies.countTrigger) {
-      emitWindow(contentsOf(session), session.start, session.reach, WindowKind.Partial)
-      bufferedRows -= session.rows.size
-      session.rows.clear()
-    } else if (policies.emitUpdate) {
-      emitWindow(contentsOf(session), session.start, session.reach, WindowKind.Update)
-    }
+    PolicyEmission.afterRow(policies, session.rows.size, completes = false)(
+      kind => emitWindow(contentsOf(session), session.start, session.reach, kind),
+      { bufferedRows -= session.rows.size; session.rows.clear() })
     true
   }
 

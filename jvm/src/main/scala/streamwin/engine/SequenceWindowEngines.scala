@@ -73,7 +73,7 @@ object SequenceWindowEngine {
    *                    window's rows so far (update emission, count trigger)
    */
   def apply(spec: SequenceWindowSpec, contents: WindowContents, policies: WindowPolicies,
-      newContents: () => WindowContents): SequenceWindowEngine =
+      newContents: () => WindowContents): RowWindowEngine =
     spec match {
       case c: CountWindowSpec if c.step < c.size && !c.alignEnd && (policies.emitUpdate || policies.countTrigger > 0) =>
         new OverlappingCountEngine(c, policies, newContents)
@@ -123,18 +123,11 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents, p
     orders.append(order)
     rows += 1
     held(orders.size)
-    if (completesWindow) {
-      // The retained rows are exactly the window ending at this row.
-      if (policies.emitUpdate) emit(orders.head, orders.last, WindowKind.Update)
-      emit(orders.head, orders.last, WindowKind.Final)
-      coveredUntil = rows
-    } else if (policies.countTrigger > 0 && orders.size >= policies.countTrigger) {
-      emit(orders.head, orders.last, WindowKind.Partial)
-      coveredUntil = rows
-      evictBefore(rows)
-    } else if (policies.emitUpdate) {
-      emit(orders.head, orders.last, WindowKind.Update)
-    }
+    // When the row completes a window, the retained rows are exactly that window.
+    PolicyEmission.afterRow(policies, orders.size, completesWindow)({ kind =>
+      emit(orders.head, orders.last, kind)
+      if (kind ne WindowKind.Update) coveredUntil = rows
+    }, evictBefore(rows))
     evictBefore(firstRowStillNeeded)
     true
   }
@@ -187,7 +180,7 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents, p
  * step, 2·step, …, are `final` at their size-th row and `partial` at the end of the input.
  */
 final class OverlappingCountEngine(spec: CountWindowSpec, policies: WindowPolicies, newContents: () => WindowContents)
-    extends SequenceWindowEngine(newContents(), policies) {
+    extends RowWindowEngine {
 
   private final class OpenWindow {
     val contents: WindowContents = newContents()
@@ -220,17 +213,7 @@ final class OverlappingCountEngine(spec: CountWindowSpec, policies: WindowPolici
       heldRows += 1
     }
     held(heldRows.toInt)
-    openWindows.foreach { w =>
-      if (w.rows == spec.size) {
-        if (policies.emitUpdate) w.output(WindowKind.Update)
-        w.output(WindowKind.Final)
-      } else if (policies.countTrigger > 0 && w.held >= policies.countTrigger) {
-        w.output(WindowKind.Partial)
-        flush(w)
-      } else if (policies.emitUpdate) {
-        w.output(WindowKind.Update)
-      }
-    }
+    openWindows.foreach(w => PolicyEmission.afterRow(policies, w.held, w.rows == spec.size)(w.output, flush(w)))
     while (openWindows.nonEmpty && openWindows.head.rows == spec.size) flush(openWindows.removeHead())
     true
   }
@@ -322,13 +305,7 @@ final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents,
     members += 1
     buffered += 1
     held(buffered)
-    if (policies.countTrigger > 0 && buffered >= policies.countTrigger) {
-      emit(first, last, WindowKind.Partial)
-      contents.clear()
-      buffered = 0
-    } else if (policies.emitUpdate) {
-      emit(first, last, WindowKind.Update)
-    }
+    PolicyEmission.afterRow(policies, buffered, completes = false)(emit(first, last, _), { contents.clear(); buffered = 0 })
   }
 
   private def close(kind: UTF8String): Unit = {

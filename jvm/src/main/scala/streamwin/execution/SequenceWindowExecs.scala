@@ -157,41 +157,21 @@ case class SequenceWindowAssignExec(
 }
 
 /**
- * groupBy over SPL timeInterval panes: rows in arrival order (`order_by`, or event time when none
- * is given) drive an [[IntervalWindowEngine]] per key; the signal is the event time.
+ * Hosts an event-time family replayed row by row: each key's rows in arrival order (`order_by`, or
+ * the event time itself, where ties are interchangeable), with the event time as the signal.
  */
-case class IntervalWindowAggregateExec(
-    spec: IntervalWindowSpec,
-    policies: WindowPolicies,
-    streamKeys: Seq[Attribute],
-    order: Attribute,
-    time: Attribute,
-    functions: Seq[AggregateFunction],
-    filters: Seq[Option[Expression]],
-    windowAttr: Attribute,
-    resultAttrs: Seq[Attribute],
-    child: SparkPlan) extends SequenceWindowHost {
-
+trait EventTimeReplayHost extends SequenceWindowHost {
+  def time: Attribute
   override def signal: Option[Attribute] = Some(time)
   override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
-  override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
-
-  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
-    val evaluator = new AggregateEvaluator(functions, filters, child.output)
-    val writer = new WindowRowWriter(output)
-    new IntervalWindowEngine(spec, policies, evaluator, (start, end, kind, values) =>
-      out(writer.aggregated(key(), start, end, kind, values)))
-  }
-
-  override protected def withNewChildInternal(newChild: SparkPlan): IntervalWindowAggregateExec = copy(child = newChild)
 }
 
 /**
- * groupBy over event-time windows (tumbling, hopping, timer, sliding, session) under event-time
- * policies: each key's rows replayed in arrival order (`order_by`, or event time) through an
- * [[EventTimeReplayEngine]]. Without policies the planner takes the slice path instead.
+ * groupBy over event-time windows replayed in arrival order: SPL timeInterval panes
+ * ([[IntervalWindowEngine]]) and, under event-time policies, tumbling, hopping, timer, sliding and
+ * session windows ([[EventTimeReplayEngine]]; without policies the planner takes the slice path).
  */
-case class TimeWindowReplayAggregateExec(
+case class EventTimeReplayAggregateExec(
     spec: WindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
@@ -201,10 +181,8 @@ case class TimeWindowReplayAggregateExec(
     filters: Seq[Option[Expression]],
     windowAttr: Attribute,
     resultAttrs: Seq[Attribute],
-    child: SparkPlan) extends SequenceWindowHost {
+    child: SparkPlan) extends EventTimeReplayHost {
 
-  override def signal: Option[Attribute] = Some(time)
-  override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
   override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
 
   override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
@@ -212,31 +190,32 @@ case class TimeWindowReplayAggregateExec(
     val writer = new WindowRowWriter(output)
     val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
       out(writer.aggregated(key(), start, end, kind, values))
-    EventTimeReplayEngine(spec, policies, () => new RunningContents(evaluator, emit))
+    spec match {
+      case interval: IntervalWindowSpec => new IntervalWindowEngine(interval, policies, evaluator, emit)
+      case other => EventTimeReplayEngine(other, policies, () => new RunningContents(evaluator, emit))
+    }
   }
 
-  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowReplayAggregateExec = copy(child = newChild)
+  override protected def withNewChildInternal(newChild: SparkPlan): EventTimeReplayAggregateExec = copy(child = newChild)
 }
 
 /** select over aligned time windows under event-time policies: rows tagged with each output of their windows. */
-case class TimeWindowReplayAssignExec(
+case class EventTimeReplayAssignExec(
     spec: TimeWindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
     time: Attribute,
     windowAttr: Attribute,
-    child: SparkPlan) extends SequenceWindowHost {
+    child: SparkPlan) extends EventTimeReplayHost {
 
-  override def signal: Option[Attribute] = Some(time)
-  override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
   override def output: Seq[Attribute] = child.output :+ windowAttr
 
   override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
     val writer = new WindowRowWriter(output)
-    new TimeWindowReplayEngine(spec, policies,
+    EventTimeReplayEngine(spec, policies,
       () => new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))))
   }
 
-  override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowReplayAssignExec = copy(child = newChild)
+  override protected def withNewChildInternal(newChild: SparkPlan): EventTimeReplayAssignExec = copy(child = newChild)
 }

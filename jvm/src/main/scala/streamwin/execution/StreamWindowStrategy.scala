@@ -16,12 +16,12 @@ object StreamWindowStrategy extends SparkStrategy {
     // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), policies, order,
         keys, time, _, windowAttr, functions, filters, resultAttrs, child) if policies.replaysRows =>
-      TimeWindowReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr,
+      EventTimeReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr,
         resultAttrs, planLater(child)) :: Nil
 
     case WindowAssign(spec: TimeWindowSpec, policies, order, time, _, partitionBy, windowAttr, child)
         if policies.replaysRows =>
-      TimeWindowReplayAssignExec(spec, policies, partitionBy, order.getOrElse(time), time, windowAttr,
+      EventTimeReplayAssignExec(spec, policies, partitionBy, order.getOrElse(time), time, windowAttr,
         planLater(child)) :: Nil
 
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), _, _, keys, time, signal,
@@ -60,7 +60,7 @@ object StreamWindowStrategy extends SparkStrategy {
 
     case WindowAggregate(spec: IntervalWindowSpec, policies, _, keys, time, order, windowAttr, functions, filters,
         resultAttrs, child) =>
-      IntervalWindowAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr, resultAttrs,
+      EventTimeReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr, resultAttrs,
         planLater(child)) :: Nil
 
     case WindowAggregate(spec: SequenceWindowSpec, policies, _, keys, order, signal, windowAttr, functions, filters,

@@ -27,8 +27,6 @@ final case class WindowPolicies(
    */
   def replaysRows: Boolean = arrivalOrder || emitUpdate || countTrigger > 0 || emitEmpty
 
-  def isDefault: Boolean = this == WindowPolicies.Default
-
   // (The order_by column itself is shown by the window expression.)
   override def toString: String = Seq(
     if (lateness > 0) Some(s"lateness=${lateness}us") else None,
