@@ -10,13 +10,17 @@ cached, so both sides read the same in-memory rows. Each query runs to completio
 ``noop`` sink; each side runs ``--repeat`` times and the best time counts. Runs on local[2].
 Prints rows/s (input rows per second) for both and the ratio spark_time / streamwin_time (above 1:
 streamwin is faster), with the goal the issue sets, and writes the table as JSON to
-benchmarks/results/latest.json.
+benchmarks/results/latest.json. The run ends with the streaming cases (``--stream-rows`` of the same
+rows as ``--stream-batches`` parquet files, one per micro-batch): streamwin's tumbling and count
+windows on a stream against Spark's own streaming ``window()`` aggregation.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -131,11 +135,53 @@ def _delta_windows_in_python(item):
     return out
 
 
+def streaming_cases(spark: SparkSession, df: DataFrame, rows: int, batches: int, folder: Path):
+    """The same rows as a stream: ``batches`` parquet files read one per micro-batch, to completion
+    (availableNow) into the noop sink, with a 10 s watermark. streamwin's tumbling and count windows
+    run in Spark's state store (transformWithState); Spark's own streaming window() aggregation is
+    the baseline for both (Spark has no count windows)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    df.limit(rows).repartition(batches, "seq").sortWithinPartitions("seq").write.parquet(str(folder))
+    aggs = [F.sum("v").alias("s"), F.count("*").alias("n")]
+
+    def stream() -> DataFrame:
+        return (spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1).parquet(str(folder))
+                .withWatermark("ts", "10 seconds"))
+
+    def run(build: Callable[[DataFrame], DataFrame]) -> Callable[[], None]:
+        def go() -> None:
+            checkpoint = folder.parent / ("checkpoint-" + folder.name)
+            shutil.rmtree(checkpoint, ignore_errors=True)
+            query = (build(stream()).writeStream.format("noop").outputMode("append")
+                     .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+            query.awaitTermination()
+        return go
+
+    spark_window = run(lambda s: s.groupBy("k", F.window("ts", "10 seconds")).agg(*aggs))
+    return [
+        ("stream tumbling 10s", run(lambda s: s.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(*aggs)), spark_window,
+         "report"),
+        ("stream count 100", run(lambda s: s.groupBy("k", sw.count(100, order_by="seq")).agg(*aggs)), spark_window,
+         "report"),
+    ]
+
+
+def timed_run(run: Callable[[], None], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--stream-rows", type=int, default=2_000_000, help="rows of the streaming cases")
+    parser.add_argument("--stream-batches", type=int, default=8, help="micro-batches of the streaming cases")
     parser.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated texts")
     args = parser.parse_args()
 
@@ -167,6 +213,19 @@ def main() -> None:
         results.append(row)
         print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x  {goal}",
               flush=True)
+    with tempfile.TemporaryDirectory(prefix="streamwin-bench-") as tmp:
+        rows = min(args.stream_rows, args.rows)
+        for name, ours, theirs, goal in streaming_cases(spark, df, rows, args.stream_batches, Path(tmp) / "input"):
+            if args.only and not any(part.strip() in name for part in args.only.split(",")):
+                continue
+            ours_s = timed_run(ours, args.repeat)
+            theirs_s = timed_run(theirs, args.repeat)
+            row = {"case": name, "rows": rows, "streamwin_s": round(ours_s, 3), "spark_s": round(theirs_s, 3),
+                   "streamwin_rows_per_s": round(rows / ours_s), "spark_rows_per_s": round(rows / theirs_s),
+                   "ratio": round(theirs_s / ours_s, 2), "goal": goal}
+            results.append(row)
+            print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} "
+                  f"{row['ratio']:>7.2f}x  {goal}", flush=True)
     by_name = {r["case"]: r for r in results}
     if "sliding 60s (max)" in by_name and "sliding 10s (max)" in by_name:
         flat = by_name["sliding 60s (max)"]["streamwin_s"] / by_name["sliding 10s (max)"]["streamwin_s"]

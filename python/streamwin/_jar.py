@@ -33,12 +33,20 @@ def jar_path() -> str:
     )
 
 
+#: The state store that Spark's ``transformWithState`` (which hosts streaming windows) requires.
+ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_STATE_STORE_KEY = "spark.sql.streaming.stateStore.providerClass"
+
+
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add the bundled ``streamwin.jar`` to a SparkSession builder and return the builder.
 
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
-    ``SparkSessionExtensionsProvider`` service), so no other setting is needed. Jars already in
-    ``spark.jars`` are kept. Call it before ``getOrCreate()``: a running session cannot load jars.
+    ``SparkSessionExtensionsProvider`` service). Windows on streaming DataFrames keep their state in
+    Spark's state store through ``transformWithState``, which needs the RocksDB state store provider:
+    it is set too, unless the builder already names a provider (then a streaming window fails at
+    analysis with a message saying how to fix it). Jars already in ``spark.jars`` are kept. Call it
+    before ``getOrCreate()``: a running session cannot load jars.
 
     Example::
 
@@ -48,10 +56,15 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         >>> spark = builder.getOrCreate()
         >>> spark.conf.get("spark.jars").endswith("streamwin.jar")
         True
+        >>> spark.conf.get("spark.sql.streaming.stateStore.providerClass").endswith("RocksDBStateStoreProvider")
+        True
     """
     options = getattr(builder, "_options", {})
     existing = [j for j in str(options.get("spark.jars", "")).split(",") if j]
     jar = jar_path()
     if jar not in existing:
         existing.append(jar)
-    return builder.config("spark.jars", ",".join(existing))
+    builder = builder.config("spark.jars", ",".join(existing))
+    if _STATE_STORE_KEY not in options:
+        builder = builder.config(_STATE_STORE_KEY, ROCKSDB_STATE_STORE)
+    return builder

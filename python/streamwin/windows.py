@@ -27,6 +27,13 @@ Event-time policies (keyword arguments, the same names in SQL and Scala; KX and 
 ``emit``, ``count_trigger`` and ``emit_empty``; ``interval`` ``late`` and ``emit`` (its lateness
 is ``discard_age``); count windows (start-aligned) and data windows ``emit`` and
 ``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
+
+Every function also works on a streaming DataFrame (``spark.readStream``): Spark's
+``transformWithState`` hosts the same engine, with each key's open windows in the state store
+(RocksDB, set by :func:`streamwin.configure`). Append mode outputs closed windows; ``emit="update"``
+needs update mode. ``withWatermark`` also closes the windows of idle keys. A stream has no end, so
+there are no teardown ``partial`` windows. Sessions with ``max_duration`` or a dynamic gap are
+batch-only.
 """
 
 from __future__ import annotations

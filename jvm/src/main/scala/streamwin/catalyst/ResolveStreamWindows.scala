@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
 
+import streamwin.execution.StreamingWindowHost
 import streamwin.spec._
 
 /**
@@ -113,12 +114,9 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
       asAttribute(value, "_sw_signal", extra)
     }
 
-  private def rejectStreaming(w: StreamWindow, child: LogicalPlan): Unit = {
-    if (child.isStreaming) {
-      throw StreamwinErrors.misuse(w.spec.function,
-        "this version of streamwin runs windows on batch DataFrames only; streaming DataFrames are not supported yet")
-    }
-  }
+  /** A window node over a streaming child is hosted by Spark's transformWithState instead. */
+  private def hosted(node: LogicalPlan): LogicalPlan =
+    if (node.children.exists(_.isStreaming)) StreamingWindowHost.plan(node) else node
 
   /** Makes `e` an attribute of the plan, adding an alias to `extra` if it is computed. */
   private def asAttribute(e: Expression, name: => String, extra: ArrayBuffer[NamedExpression]): Attribute =
@@ -153,7 +151,6 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     }
     val window = distinctWindows.head
     validate(window, grouped = true)
-    rejectStreaming(window, a.child)
 
     val extra = new ArrayBuffer[NamedExpression]
     val keyExprs = a.groupingExpressions.filter(topLevelWindow(_).isEmpty)
@@ -195,7 +192,7 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
             "aggregated; add it to groupBy(...) or wrap it in an aggregate such as first(...)")
       }
     }
-    Project(results, node)
+    Project(results, hosted(node))
   }
 
   private def rewriteProject(p: Project): LogicalPlan = {
@@ -207,7 +204,6 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     }
     val window = windows.head
     validate(window, grouped = false)
-    rejectStreaming(window, p.child)
 
     val extra = new ArrayBuffer[NamedExpression]
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
@@ -220,8 +216,8 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     val tagged = window.spec match {
       case _: TimeWindowSpec | _: SequenceWindowSpec =>
         val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
-        WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr,
-          withExtraColumns(p.child, extra.toSeq))
+        hosted(WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr,
+          withExtraColumns(p.child, extra.toSeq)))
       case _ =>
         // A row's sliding, session or interval windows depend on the other rows of its stream: tag
         // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
@@ -234,8 +230,8 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
         val columns = p.child.output
         val members = CollectList(CreateStruct(columns))
         val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
-        val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal, windowAttr,
-          Seq(members), Seq(None), Seq(membersAttr), withExtraColumns(p.child, extra.toSeq))
+        val grouped = hosted(WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
+          windowAttr, Seq(members), Seq(None), Seq(membersAttr), withExtraColumns(p.child, extra.toSeq)))
         val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
         val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
           outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)

@@ -56,3 +56,16 @@ case class GapMicros(child: Expression) extends UnaryExpression with CodegenFall
   }
   override protected def withNewChildInternal(newChild: Expression): GapMicros = copy(child = newChild)
 }
+
+/**
+ * Its child's value, as a column that no longer carries Spark's event-time watermark marker. The
+ * streaming host feeds the event-time column through it, so Spark does not drop rows behind the
+ * watermark before they reach the engine: the engine decides what is late (and may pass it through).
+ */
+case class WithoutWatermarkMarker(child: Expression) extends UnaryExpression {
+  override def dataType: DataType = child.dataType
+  override def nullable: Boolean = child.nullable
+  override def eval(input: InternalRow): Any = child.eval(input)
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = child.genCode(ctx)
+  override protected def withNewChildInternal(newChild: Expression): WithoutWatermarkMarker = copy(child = newChild)
+}

@@ -29,7 +29,7 @@ abstract class EventTimeReplayEngine(policies: WindowPolicies, newContents: () =
     extends RowWindowEngine {
 
   /** The rows of one window (or late group) not output yet. */
-  protected final class Buffered(val end: Long) {
+  protected final class Buffered(val end: Long) extends Serializable {
     val contents: WindowContents = newContents()
     var rows = 0L
     def add(row: InternalRow): Unit = { contents.append(row); rows += 1; bufferedRows += 1 }
@@ -70,14 +70,33 @@ abstract class EventTimeReplayEngine(policies: WindowPolicies, newContents: () =
     entered
   }
 
+  // Once the watermark, not the key's own rows, moves the key's time on, its late rows go out even
+  // when no window closes: no row of the key may come to flush them.
+  override final def advanceTo(watermark: Long): Unit = if (watermark > progress) {
+    progress = watermark
+    close(progress, flushLate = true)
+  }
+
+  override final def nextDeadline: Long =
+    if (lateGroups.isEmpty || progress == Long.MaxValue) nextClose else math.min(nextClose, progress + 1)
+
+  override final def forgettable(watermark: Long): Boolean =
+    lateGroups.isEmpty && progress <= watermark && holdsNothing
+
+  /** When the earliest open window closes (µs of progress); Long.MaxValue when none is open. */
+  protected def nextClose: Long
+
+  /** No open window, retained row or gap-filling memory. */
+  protected def holdsNothing: Boolean
+
   override final def finishKey(): Unit = {
     // A batch input is a finished replay: event time runs out and every window closes.
     close(Long.MaxValue)
     startKey()
   }
 
-  private def close(watermark: Long): Unit = {
-    if (closesAny(watermark) || (watermark == Long.MaxValue && !lateGroups.isEmpty)) {
+  private def close(watermark: Long, flushLate: Boolean = false): Unit = {
+    if (closesAny(watermark) || ((flushLate || watermark == Long.MaxValue) && !lateGroups.isEmpty)) {
       while (!lateGroups.isEmpty) {
         val start = lateGroups.firstKey
         val group = lateGroups.remove(start)
@@ -177,6 +196,12 @@ final class TimeWindowReplayEngine(spec: TimeWindowSpec, policies: WindowPolicie
 
   override protected def closesAny(watermark: Long): Boolean = !open.isEmpty && closedAt(open.firstKey, watermark)
 
+  override protected def nextClose: Long =
+    if (open.isEmpty) Long.MaxValue else open.firstKey + spec.size + policies.lateness
+
+  // Gap filling remembers the last closed window for as long as the key lives.
+  override protected def holdsNothing: Boolean = open.isEmpty && !policies.emitEmpty
+
   override protected def closeUntil(watermark: Long): Unit = {
     while (!open.isEmpty && closedAt(open.firstKey, watermark)) {
       val start: Long = open.firstKey
@@ -243,6 +268,11 @@ final class SlidingReplayEngine(spec: SlidingWindowSpec, policies: WindowPolicie
 
   override protected def closesAny(watermark: Long): Boolean = !openEnds.isEmpty && closedAt(openEnds.first, watermark)
 
+  override protected def nextClose: Long =
+    if (openEnds.isEmpty) Long.MaxValue else openEnds.first + policies.lateness + 1
+
+  override protected def holdsNothing: Boolean = openEnds.isEmpty && rowsByTime.isEmpty
+
   override protected def closeUntil(watermark: Long): Unit = {
     while (!openEnds.isEmpty && closedAt(openEnds.first, watermark)) {
       val end: Long = openEnds.pollFirst()
@@ -267,7 +297,7 @@ final class SlidingReplayEngine(spec: SlidingWindowSpec, policies: WindowPolicie
 final class SessionReplayEngine(spec: SessionWindowSpec, policies: WindowPolicies, newContents: () => WindowContents)
     extends EventTimeReplayEngine(policies, newContents) {
 
-  private final class Session(var start: Long, var reach: Long) {
+  private final class Session(var start: Long, var reach: Long) extends Serializable {
     val rows = new mutable.ArrayBuffer[InternalRow] // not yet output by a count trigger
   }
 
@@ -320,6 +350,11 @@ final class SessionReplayEngine(spec: SessionWindowSpec, policies: WindowPolicie
 
   // Sessions are ordered by start but close by end; with no overlap, ends ascend with starts.
   override protected def closesAny(watermark: Long): Boolean = !open.isEmpty && closedAt(open.firstEntry.getValue.reach, watermark)
+
+  override protected def nextClose: Long =
+    if (open.isEmpty) Long.MaxValue else open.firstEntry.getValue.reach + policies.lateness
+
+  override protected def holdsNothing: Boolean = open.isEmpty
 
   override protected def closeUntil(watermark: Long): Unit = {
     while (!open.isEmpty && closedAt(open.firstEntry.getValue.reach, watermark)) {

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.InternalRow
  * for every aggregate function, invertible or not, and keeps arrival order for order-sensitive ones
  * (first, last, collect_list) because a merge always puts the older side first.
  */
-final class FifoAggregator(evaluator: AggregateEvaluator) {
+final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
   private val back = new ArrayBuffer[InternalRow]
   private var backAggregate: InternalRow = evaluator.newBuffer()
   // front(i) aggregates the i-th oldest… newest element of the front stack; front.last is the oldest.

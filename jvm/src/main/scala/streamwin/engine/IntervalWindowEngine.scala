@@ -26,7 +26,7 @@ final class IntervalWindowEngine(
     evaluator: AggregateEvaluator,
     emit: (Long, Long, UTF8String, InternalRow) => Unit) extends RowWindowEngine {
 
-  private final class Pane(val buffer: InternalRow) {
+  private final class Pane(val buffer: InternalRow) extends Serializable {
     var triggered = false
     var changed = false
   }
@@ -79,6 +79,22 @@ final class IntervalWindowEngine(
     trigger(Long.MaxValue)
     startKey()
   }
+
+  override def advanceTo(watermark: Long): Unit = if (watermark > progress) {
+    progress = watermark
+    flushLate()
+    trigger(progress)
+  }
+
+  // A pane next triggers at its end (first time, or again after a late change), and goes at end + discard age.
+  override def nextDeadline: Long =
+    if (lateGroups.nonEmpty && progress != Long.MinValue) progress + 1
+    else panes.iterator.map { case (start, pane) =>
+      val end = start + spec.duration
+      if (!pane.triggered || pane.changed) end else end + spec.discardAge
+    }.minOption.getOrElse(Long.MaxValue)
+
+  override def forgettable(watermark: Long): Boolean = panes.isEmpty && lateGroups.isEmpty && progress <= watermark
 
   private def flushLate(): Unit = {
     lateGroups.foreach { case (start, buffer) =>

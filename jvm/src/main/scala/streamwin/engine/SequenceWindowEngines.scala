@@ -11,7 +11,7 @@ import streamwin.spec._
  * What a count or data window holds while it is open: an aggregate (groupBy) or the rows themselves
  * (select, which tags every member row with its window).
  */
-trait WindowContents {
+trait WindowContents extends Serializable {
   def append(row: InternalRow): Unit
   def evictOldest(): Unit
   def clear(): Unit
@@ -23,7 +23,7 @@ trait WindowContents {
  * A per-key state machine over rows in arrival (`order_by`) order. The host resets it per key,
  * feeds every row of the key with a non-null order, and finishes the key at the end of its input.
  */
-abstract class RowWindowEngine {
+abstract class RowWindowEngine extends Serializable {
   private var emitted = 0L
   private var peak = 0
   protected var unwindowed = 0L
@@ -50,6 +50,24 @@ abstract class RowWindowEngine {
   def addRow(order: Any, signal: Any, row: InternalRow): Boolean
 
   def finishKey(): Unit
+
+  // A streaming host keeps the engine between micro-batches and never finishes a key (a stream has
+  // no end); these let it close windows on Spark's watermark or processing time instead.
+
+  /**
+   * Event time (µs) has reached `watermark` for the key, whatever its own rows say (Spark's
+   * event-time watermark, or processing time for timer windows): windows it passed close.
+   */
+  def advanceTo(watermark: Long): Unit = ()
+
+  /** Earliest time (µs) at which [[advanceTo]] would output something; Long.MaxValue when never. */
+  def nextDeadline: Long = Long.MaxValue
+
+  /**
+   * True when the key holds nothing that a later row could need once its time reached `watermark`,
+   * so a streaming host may forget the key: a fresh engine advanced to the watermark behaves the same.
+   */
+  def forgettable(watermark: Long): Boolean = false
 
   protected final def countEmitted(): Unit = emitted += 1
   protected final def held(n: Int): Unit = if (n > peak) peak = n
@@ -182,7 +200,7 @@ final class CountWindowEngine(spec: CountWindowSpec, contents: WindowContents, p
 final class OverlappingCountEngine(spec: CountWindowSpec, policies: WindowPolicies, newContents: () => WindowContents)
     extends RowWindowEngine {
 
-  private final class OpenWindow {
+  private final class OpenWindow extends Serializable {
     val contents: WindowContents = newContents()
     var rows = 0L   // rows of the window so far
     var held = 0L   // rows not output by a count trigger yet

@@ -2,18 +2,14 @@ package streamwin.execution
 
 import scala.collection.mutable
 
-import org.apache.spark.SparkException
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.engine._
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TimeWindowSpec, TriggerSplitWindowSpec, WindowPolicies,
-  WindowSpec}
+import streamwin.spec.{SequenceWindowSpec, TimeWindowSpec, WindowPolicies, WindowSpec}
 
 /**
  * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
@@ -33,36 +29,24 @@ trait SequenceWindowHost extends StreamWindowExec {
   override def requiredChildOrdering: Seq[Seq[SortOrder]] =
     Seq((streamKeys :+ order).map(SortOrder(_, Ascending)))
 
-  /** The per-key engine. `key()` is the current key row; `out(row)` queues an output row. */
-  protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine
+  /** How the per-key engine is built (shared with the streaming host). */
+  protected def blueprint: WindowEngineBlueprint
 
   override protected def doExecute(): RDD[InternalRow] = {
     val (outRows, windows, windowed, skipped, lateMetric, passedMetric, peakMetric) = (longMetric("numOutputRows"),
       longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
       longMetric("lateRowsDropped"), longMetric("lateRowsPassedThrough"), longMetric("peakBufferedRows"))
-    val tiesAllowed = orderIsEventTime
-    val childOutput = child.output
-    val orderOrdinal = childOutput.indexWhere(_.exprId == order.exprId)
-    val orderType = order.dataType
-    val orderName = order.name
-    val signalOrdinal = signal.map(s => childOutput.indexWhere(_.exprId == s.exprId)).getOrElse(-1)
-    val signalType = signal.map(_.dataType).orNull
-    // A user's trigger reads its inputs as an external Row.
-    val signalToScala: Any => Any = spec match {
-      case _: TriggerSplitWindowSpec => CatalystTypeConverters.createToScalaConverter(signalType)
-      case _ => identity
-    }
+    val (engineBlueprint, childOutput, windowSpec, orderAttr, signalAttr, tiesAllowed) =
+      (blueprint, child.output, spec, order, signal, orderIsEventTime)
     child.execute().mapPartitions { input =>
       val keyOf = UnsafeProjection.create(streamKeys, childOutput)
       var key: InternalRow = null
-      var previousOrder: Any = null
-      var accepted = 0L
-      var rejected = 0L
       val pending = new mutable.Queue[InternalRow]
-      val engine = newEngine(() => key, { row =>
+      val engine = engineBlueprint.wire(() => key, { row =>
         pending.enqueue(row)
         outRows += 1
-      })
+      }).newEngine()
+      val feeder = new EngineFeeder(windowSpec, childOutput, orderAttr, signalAttr, tiesAllowed)
       new PushToPullIterator(pending) {
         override protected def advance(): Boolean = {
           if (!input.hasNext) {
@@ -70,8 +54,9 @@ trait SequenceWindowHost extends StreamWindowExec {
             peakMetric.set(engine.peakBuffered)
             windows += engine.windowsEmitted
             // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
-            windowed += accepted - engine.rowsInNoWindow
-            skipped += rejected - engine.rowsLate - engine.rowsPassedThrough + engine.rowsInNoWindow
+            windowed += feeder.accepted - engine.rowsInNoWindow
+            skipped += feeder.nullOrders + feeder.rejected - engine.rowsLate - engine.rowsPassedThrough +
+              engine.rowsInNoWindow
             lateMetric += engine.rowsLate
             passedMetric += engine.rowsPassedThrough
             return false
@@ -82,23 +67,9 @@ trait SequenceWindowHost extends StreamWindowExec {
             if (key != null) engine.finishKey()
             key = k.copy()
             engine.startKey()
-            previousOrder = null
+            feeder.startKey()
           }
-          if (row.isNullAt(orderOrdinal)) {
-            skipped += 1
-          } else {
-            val orderValue = InternalRow.copyValue(row.get(orderOrdinal, orderType))
-            if (!tiesAllowed && previousOrder != null && previousOrder == orderValue) {
-              throw new SparkException(s"${spec.function}: two rows of the same key have order_by " +
-                s"`$orderName` = $orderValue; these windows need a distinct arrival order per key, so " +
-                "order by a unique column (a Kafka offset, an ingestion sequence) or add a tie-breaker")
-            }
-            previousOrder = orderValue
-            val signalValue =
-              if (signalOrdinal < 0 || row.isNullAt(signalOrdinal)) null
-              else signalToScala(row.get(signalOrdinal, signalType))
-            if (engine.addRow(orderValue, signalValue, row)) accepted += 1 else rejected += 1
-          }
+          feeder.feed(engine, row)
           true
         }
       }
@@ -121,16 +92,8 @@ case class SequenceWindowAggregateExec(
 
   override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
 
-  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
-    val evaluator = new AggregateEvaluator(functions, filters, child.output)
-    val writer = new WindowRowWriter(output)
-    val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
-      out(writer.aggregated(key(), start, end, kind, values))
-    // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
-    SequenceWindowEngine(spec,
-      if (SequenceWindowEngine.disjoint(spec)) new RunningContents(evaluator, emit)
-      else new AggregatedContents(evaluator, emit), policies, () => new RunningContents(evaluator, emit))
-  }
+  override protected def blueprint: WindowEngineBlueprint =
+    WindowEngineBlueprint(spec, policies, child.output, output, Some((functions, filters)))
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAggregateExec = copy(child = newChild)
 }
@@ -147,11 +110,8 @@ case class SequenceWindowAssignExec(
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
 
-  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
-    val writer = new WindowRowWriter(output)
-    val tagged = () => new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind)))
-    SequenceWindowEngine(spec, tagged(), policies, tagged)
-  }
+  override protected def blueprint: WindowEngineBlueprint =
+    WindowEngineBlueprint(spec, policies, child.output, output, None)
 
   override protected def withNewChildInternal(newChild: SparkPlan): SequenceWindowAssignExec = copy(child = newChild)
 }
@@ -185,16 +145,8 @@ case class EventTimeReplayAggregateExec(
 
   override def output: Seq[Attribute] = streamKeys ++ (windowAttr +: resultAttrs)
 
-  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
-    val evaluator = new AggregateEvaluator(functions, filters, child.output)
-    val writer = new WindowRowWriter(output)
-    val emit = (start: Any, end: Any, kind: UTF8String, values: InternalRow) =>
-      out(writer.aggregated(key(), start, end, kind, values))
-    spec match {
-      case interval: IntervalWindowSpec => new IntervalWindowEngine(interval, policies, evaluator, emit)
-      case other => EventTimeReplayEngine(other, policies, () => new RunningContents(evaluator, emit))
-    }
-  }
+  override protected def blueprint: WindowEngineBlueprint =
+    WindowEngineBlueprint(spec, policies, child.output, output, Some((functions, filters)))
 
   override protected def withNewChildInternal(newChild: SparkPlan): EventTimeReplayAggregateExec = copy(child = newChild)
 }
@@ -211,11 +163,8 @@ case class EventTimeReplayAssignExec(
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
 
-  override protected def newEngine(key: () => InternalRow, out: InternalRow => Unit): RowWindowEngine = {
-    val writer = new WindowRowWriter(output)
-    EventTimeReplayEngine(spec, policies,
-      () => new TaggedContents((row, start, end, kind) => out(writer.tagged(row, start, end, kind))))
-  }
+  override protected def blueprint: WindowEngineBlueprint =
+    WindowEngineBlueprint(spec, policies, child.output, output, None)
 
   override protected def withNewChildInternal(newChild: SparkPlan): EventTimeReplayAssignExec = copy(child = newChild)
 }

@@ -1,0 +1,51 @@
+package streamwin.engine
+
+import java.io._
+import java.util.IdentityHashMap
+
+/**
+ * Turns a per-key engine (its open windows, aggregation buffers, retained rows and progress) into
+ * bytes and back, so a streaming host can keep it in Spark's state store between micro-batches and
+ * a restarted query continues from its checkpoint. Only state is written: the engine's wiring (the
+ * aggregate evaluator and the callbacks that build output rows, recreated by every task) is written
+ * as a reference to the same object of the decoding task's `wiring`.
+ *
+ * @param wiring the objects the engine points to that are not state; a decoding codec must list the
+ *               equivalent objects in the same order (the host builds both from one blueprint)
+ */
+final class EngineStateCodec(wiring: Seq[AnyRef]) {
+  private val wiringIndex = new IdentityHashMap[AnyRef, Integer]
+  wiring.zipWithIndex.foreach { case (w, i) => wiringIndex.put(w, i) }
+
+  def encode(engine: RowWindowEngine): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream
+    val out = new ObjectOutputStream(bytes) {
+      enableReplaceObject(true)
+      override protected def replaceObject(obj: AnyRef): AnyRef = {
+        val index = wiringIndex.get(obj)
+        if (index == null) obj else WiringReference(index)
+      }
+    }
+    out.writeObject(engine)
+    out.close()
+    bytes.toByteArray
+  }
+
+  def decode(bytes: Array[Byte]): RowWindowEngine = {
+    val in = new ObjectInputStream(new ByteArrayInputStream(bytes)) {
+      enableResolveObject(true)
+      override protected def resolveObject(obj: AnyRef): AnyRef = obj match {
+        case WiringReference(index) => wiring(index)
+        case other => other
+      }
+      // streamwin.jar (and a user's split trigger) may only be visible to the task's class loader.
+      override protected def resolveClass(desc: ObjectStreamClass): Class[_] =
+        try Class.forName(desc.getName, false, Thread.currentThread.getContextClassLoader)
+        catch { case _: ClassNotFoundException => super.resolveClass(desc) }
+    }
+    try in.readObject().asInstanceOf[RowWindowEngine] finally in.close()
+  }
+}
+
+/** Stands for the wiring object at `index` in an encoded engine. */
+private final case class WiringReference(index: Int)

@@ -1,0 +1,120 @@
+package streamwin.execution
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.encoders.RowEncoder
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LogicalPlan, Project, TransformWithState}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.types.MetadataBuilder
+
+import streamwin.catalyst.{WindowAggregate, WindowAssign, WithoutWatermarkMarker}
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, StreamwinErrors, TimeWindowSpec,
+  WindowPolicies, WindowSpec}
+
+/**
+ * Plans a window over a streaming DataFrame: the window node becomes Spark's `transformWithState`
+ * with a [[WindowStatefulProcessor]] hosting the same engine as batch, so state lives in Spark's
+ * state store, checkpoints and restarts are Spark's, and output modes follow Spark's rules. The
+ * processor emits only closed windows (`final`, count-trigger `partial`, `late`) in append mode,
+ * and under emit="update" also `update` rows (the operator then runs in update mode).
+ */
+object StreamingWindowHost {
+  val RocksDbProvider = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+  /** The rows a window node replays per key, and how. */
+  private case class Replay(
+      spec: WindowSpec,
+      policies: WindowPolicies,
+      streamKeys: Seq[Attribute],
+      outputKeys: Seq[Attribute],
+      order: Attribute,
+      signal: Option[Attribute],
+      aggregates: Option[(Seq[aggregate.AggregateFunction], Seq[Option[Expression]])],
+      windowOutput: Seq[Attribute],
+      child: LogicalPlan)
+
+  private def replayOf(node: LogicalPlan): Replay = node match {
+    case WindowAggregate(spec: SequenceWindowSpec, policies, _, keys, order, signal, windowAttr, functions, filters,
+        resultAttrs, child) =>
+      Replay(spec, policies, keys, keys, order, signal, Some((functions, filters)), windowAttr +: resultAttrs, child)
+    case WindowAggregate(spec: IntervalWindowSpec, policies, _, keys, time, order, windowAttr, functions, filters,
+        resultAttrs, child) =>
+      Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
+        windowAttr +: resultAttrs, child)
+    case WindowAggregate(spec, policies, order, keys, time, _, windowAttr, functions, filters, resultAttrs, child) =>
+      Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
+        windowAttr +: resultAttrs, child)
+    case WindowAssign(spec: SequenceWindowSpec, policies, _, order, signal, partitionBy, windowAttr, child) =>
+      Replay(spec, policies, partitionBy, Nil, order, signal, None, Seq(windowAttr), child)
+    case WindowAssign(spec, policies, order, time, _, partitionBy, windowAttr, child) =>
+      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child)
+  }
+
+  /** `node` (a WindowAggregate or WindowAssign over a streaming child) as a transformWithState plan with the same output. */
+  def plan(node: LogicalPlan): LogicalPlan = {
+    val r = replayOf(node)
+    checkSupported(r)
+    val eventTime = r.spec match {
+      case _: SequenceWindowSpec => false
+      case _ => true
+    }
+    val isTimer = r.spec match {
+      case t: TimeWindowSpec => t.function == "sw_timer"
+      case _ => false
+    }
+    val hasWatermark = r.child.exists(_.isInstanceOf[EventTimeWatermark])
+    val (clock, timeMode) =
+      if (isTimer) (StreamClock.ProcessingTime, TimeMode.ProcessingTime())
+      else if (eventTime && hasWatermark) (StreamClock.Watermark, TimeMode.EventTime())
+      else (StreamClock.Rows, TimeMode.None())
+
+    // Columns marked with the watermark are fed under a new id without the marker: Spark would
+    // otherwise drop rows behind the watermark before the engine sees them.
+    val marked = r.child.output.filter(_.metadata.contains(EventTimeWatermark.delayKey))
+    val unmarked = marked.map(a => Alias(WithoutWatermarkMarker(a), a.name)(
+      explicitMetadata = Some(new MetadataBuilder().withMetadata(a.metadata).remove(EventTimeWatermark.delayKey).build())))
+    val remap = AttributeMap(marked.zip(unmarked.map(_.toAttribute)))
+    def rebind[E <: Expression](e: E): E = e.transform { case a: Attribute if remap.contains(a) => remap(a) }.asInstanceOf[E]
+    // transformWithState needs a grouping key: a window over the whole stream gets a constant one.
+    val wholeStream = if (r.streamKeys.isEmpty) Some(Alias(Literal(0), "_sw_stream")()) else None
+    val input = Project(r.child.output.map(a => if (remap.contains(a)) unmarked(marked.indexOf(a)) else a) ++ wholeStream,
+      r.child)
+    val inputAttrs = input.output
+    val outputAttrs = (if (r.aggregates.isDefined) r.outputKeys.map(rebind) else inputAttrs) ++ r.windowOutput
+    val blueprint = WindowEngineBlueprint(r.spec, r.policies, inputAttrs, outputAttrs,
+      r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) })
+    val order = rebind(r.order)
+    val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), order, r.signal.map(rebind),
+      tiesAllowed = eventTime && r.signal.exists(_.exprId == r.order.exprId), clock)
+    val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
+    def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
+    val hosted = TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
+      if (r.policies.emitUpdate) OutputMode.Update() else OutputMode.Append(), input)(
+      rows(grouping), rows(inputAttrs), rows(outputAttrs))
+    // The node's own output attributes (ids included) come back on top, so the plan above resolves.
+    val byId = outputAttrs.zip(hosted.output).map { case (a, h) => a.exprId -> h }.toMap
+    Project(node.output.map { a =>
+      Alias(byId(remap.get(a).map(_.exprId).getOrElse(a.exprId)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
+    }, hosted)
+  }
+
+  private def checkSupported(r: Replay): Unit = {
+    r.spec match {
+      case s: SessionWindowSpec if s.dynamicGap || s.maxDuration.isDefined =>
+        throw StreamwinErrors.misuse(r.spec.function,
+          "sessions with max_duration or a dynamic gap are not supported on streaming DataFrames yet " +
+            "(their cut rule is implemented for a finished input only); use them on a batch DataFrame")
+      case _ =>
+    }
+    val provider = SQLConf.get.getConfString("spark.sql.streaming.stateStore.providerClass", "")
+    if (provider != RocksDbProvider) {
+      throw StreamwinErrors.misuse(r.spec.function,
+        "windows on a streaming DataFrame keep their state in Spark's state store through transformWithState, " +
+          s"which needs the RocksDB state store provider (this session uses ${if (provider.isEmpty) "the default" else provider}). " +
+          "Build the session with streamwin.configure(SparkSession.builder) in Python, or set " +
+          s"spark.sql.streaming.stateStore.providerClass=$RocksDbProvider")
+    }
+  }
+}

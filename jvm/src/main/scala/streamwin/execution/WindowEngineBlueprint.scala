@@ -1,0 +1,136 @@
+package streamwin.execution
+
+import org.apache.spark.SparkException
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.engine._
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TriggerSplitWindowSpec, WindowPolicies, WindowSpec}
+
+/**
+ * How to build the per-key engine of one window operator that replays rows (count, data and
+ * timeInterval windows, and every event-time family under policies or in streaming). The batch
+ * execs and the streaming processor both build their engines here, so they cannot drift apart.
+ *
+ * @param aggregates the functions and FILTER predicates of a groupBy; None for a select, whose
+ *                   engine tags every input row with its windows
+ * @param input      the rows fed to the engine
+ * @param output     key ++ window ++ aggregate values (groupBy), or input row ++ window (select)
+ */
+final case class WindowEngineBlueprint(
+    spec: WindowSpec,
+    policies: WindowPolicies,
+    input: Seq[Attribute],
+    output: Seq[Attribute],
+    aggregates: Option[(Seq[AggregateFunction], Seq[Option[Expression]])]) {
+
+  /**
+   * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
+   * wiring is built once per task; engines come from it fresh, or decoded from a state store.
+   */
+  def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = {
+    val writer = new WindowRowWriter(output)
+    aggregates match {
+      case Some((functions, filters)) =>
+        val evaluator = new AggregateEvaluator(functions, filters, input)
+        val emit = new AggregatedOutput(writer, key, out)
+        val running = new RunningContentsFactory(evaluator, emit)
+        val build: () => RowWindowEngine = spec match {
+          case interval: IntervalWindowSpec => () => new IntervalWindowEngine(interval, policies, evaluator, emit)
+          case sequence: SequenceWindowSpec => () =>
+            // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
+            SequenceWindowEngine(sequence,
+              if (SequenceWindowEngine.disjoint(sequence)) running() else new AggregatedContents(evaluator, emit),
+              policies, running)
+          case eventTime => () => EventTimeReplayEngine(eventTime, policies, running)
+        }
+        EngineWiring(build, Seq(evaluator, emit, running))
+      case None =>
+        val tagged = new TaggedContentsFactory(new TaggedOutput(writer, out))
+        val build: () => RowWindowEngine = spec match {
+          case sequence: SequenceWindowSpec => () => SequenceWindowEngine(sequence, tagged(), policies, tagged)
+          case eventTime => () => EventTimeReplayEngine(eventTime, policies, tagged)
+        }
+        EngineWiring(build, Seq(tagged.output, tagged))
+    }
+  }
+}
+
+/**
+ * A task's engine factory and the objects its engines point to that are not state (see
+ * [[EngineStateCodec]]). Callbacks are named classes, not lambdas, so the codec can recognise them.
+ */
+final case class EngineWiring(newEngine: () => RowWindowEngine, objects: Seq[AnyRef]) {
+  lazy val codec: EngineStateCodec = new EngineStateCodec(objects)
+}
+
+/** groupBy output: the key, the window and the aggregate values. */
+final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: InternalRow => Unit)
+    extends ((Any, Any, UTF8String, InternalRow) => Unit) {
+  override def apply(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
+    out(writer.aggregated(key(), start, end, kind, values))
+}
+
+/** select output: an input row tagged with one of its windows. */
+final class TaggedOutput(writer: WindowRowWriter, out: InternalRow => Unit)
+    extends ((InternalRow, Any, Any, UTF8String) => Unit) {
+  override def apply(row: InternalRow, start: Any, end: Any, kind: UTF8String): Unit =
+    out(writer.tagged(row, start, end, kind))
+}
+
+final class RunningContentsFactory(evaluator: AggregateEvaluator, emit: AggregatedOutput) extends (() => WindowContents) {
+  override def apply(): WindowContents = new RunningContents(evaluator, emit)
+}
+
+final class TaggedContentsFactory(val output: TaggedOutput) extends (() => WindowContents) {
+  override def apply(): WindowContents = new TaggedContents(output)
+}
+
+/**
+ * Feeds rows of one key to its engine in arrival order: reads each row's order_by and signal,
+ * skips rows with a null order_by, and fails on two rows of a key with the same order_by (their
+ * order, and so the windows, would be arbitrary) unless the order is the event time itself, where
+ * rows of equal time are interchangeable. Counts what the engine accepted and rejected.
+ */
+final class EngineFeeder(spec: WindowSpec, input: Seq[Attribute], order: Attribute, signal: Option[Attribute],
+    tiesAllowed: Boolean) {
+  private val orderOrdinal = input.indexWhere(_.exprId == order.exprId)
+  private val orderType = order.dataType
+  private val signalOrdinal = signal.map(s => input.indexWhere(_.exprId == s.exprId)).getOrElse(-1)
+  private val signalType = signal.map(_.dataType).orNull
+  // A user's trigger reads its inputs as an external Row.
+  private val signalToScala: Any => Any = spec match {
+    case _: TriggerSplitWindowSpec => CatalystTypeConverters.createToScalaConverter(signalType)
+    case _ => identity
+  }
+  private var previousOrder: Any = null
+  var accepted = 0L
+  var rejected = 0L
+  var nullOrders = 0L
+
+  /** Arrival order of rows of one key: by order_by, rows with a null order_by first. */
+  lazy val arrivalOrdering: Ordering[InternalRow] =
+    new InterpretedOrdering(Seq(SortOrder(BoundReference(orderOrdinal, orderType, nullable = true), Ascending)))
+
+  def startKey(): Unit = previousOrder = null
+
+  def feed(engine: RowWindowEngine, row: InternalRow): Unit = {
+    if (row.isNullAt(orderOrdinal)) {
+      nullOrders += 1
+      return
+    }
+    val orderValue = InternalRow.copyValue(row.get(orderOrdinal, orderType))
+    if (!tiesAllowed && previousOrder != null && previousOrder == orderValue) {
+      throw new SparkException(s"${spec.function}: two rows of the same key have order_by " +
+        s"`${order.name}` = $orderValue; these windows need a distinct arrival order per key, so " +
+        "order by a unique column (a Kafka offset, an ingestion sequence) or add a tie-breaker")
+    }
+    previousOrder = orderValue
+    val signalValue =
+      if (signalOrdinal < 0 || row.isNullAt(signalOrdinal)) null
+      else signalToScala(row.get(signalOrdinal, signalType))
+    if (engine.addRow(orderValue, signalValue, row)) accepted += 1 else rejected += 1
+  }
+}

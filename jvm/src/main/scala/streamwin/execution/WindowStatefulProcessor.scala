@@ -1,0 +1,128 @@
+package streamwin.execution
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.{Encoders, Row}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.streaming._
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+
+import streamwin.engine.RowWindowEngine
+
+/** What moves a streaming key's time on besides its own rows. */
+sealed trait StreamClock extends Serializable
+object StreamClock {
+  /** Only the key's rows (count and data windows, or no watermark defined). */
+  case object Rows extends StreamClock
+  /** Spark's event-time watermark (`withWatermark`): closes windows of keys that went idle. */
+  case object Watermark extends StreamClock
+  /** The trigger's processing time (`sw.timer`). */
+  case object ProcessingTime extends StreamClock
+}
+
+/**
+ * The streaming host: Spark's `transformWithState` calls it per key and micro-batch, and it runs
+ * the same engine as the batch execs over the key's new rows, in arrival order (order_by, or event
+ * time, within the micro-batch; micro-batches arrive in order). Between micro-batches the key's
+ * engine lives in the state store (one ValueState, see [[streamwin.engine.EngineStateCodec]]);
+ * a timer at the engine's next deadline brings it back when the watermark (or processing time)
+ * passes, so windows of idle keys close too. A stream has no end: no `partial` teardown windows.
+ *
+ * @param keys the grouping columns written into output rows (empty for a select, which writes
+ *             the input row itself, and for a window over the whole stream)
+ */
+final class WindowStatefulProcessor(
+    blueprint: WindowEngineBlueprint,
+    keys: Seq[Attribute],
+    order: Attribute,
+    signal: Option[Attribute],
+    tiesAllowed: Boolean,
+    clock: StreamClock) extends StatefulProcessor[Row, Row, Row] {
+
+  @transient private var engineState: ValueState[Array[Byte]] = _
+  @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
+  @transient private var currentKey: InternalRow = InternalRow.empty
+  @transient private lazy val wiring = blueprint.wire(() => currentKey, row => pending += row)
+  @transient private lazy val feeder =
+    new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
+  @transient private lazy val keyToInternal =
+    CatalystTypeConverters.createToCatalystConverter(DataTypeUtils.fromAttributes(keys))
+  @transient private lazy val rowToInternal =
+    CatalystTypeConverters.createToCatalystConverter(DataTypeUtils.fromAttributes(blueprint.input))
+  @transient private lazy val toExternal =
+    CatalystTypeConverters.createToScalaConverter(DataTypeUtils.fromAttributes(blueprint.output))
+
+  override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
+    engineState = getHandle.getValueState[Array[Byte]]("engine", Encoders.BINARY, TTLConfig.NONE)
+  }
+
+  override def handleInputRows(key: Row, inputRows: Iterator[Row], timerValues: TimerValues): Iterator[Row] = {
+    enterKey(key)
+    val engine = if (engineState.exists()) wiring.codec.decode(engineState.get()) else startedEngine()
+    advance(engine, timerValues)
+    val rows = inputRows.map(r => rowToInternal(r).asInstanceOf[InternalRow]).toArray
+    java.util.Arrays.sort(rows, feeder.arrivalOrdering) // stable
+    feeder.startKey()
+    rows.foreach(feeder.feed(engine, _))
+    keep(engine, timerValues, expired = None)
+    drain()
+  }
+
+  override def handleExpiredTimer(key: Row, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo)
+      : Iterator[Row] = {
+    if (!engineState.exists()) return Iterator.empty
+    enterKey(key)
+    val engine = wiring.codec.decode(engineState.get())
+    advance(engine, timerValues)
+    keep(engine, timerValues, Some(expiredTimerInfo.getExpiryTimeInMs()))
+    drain()
+  }
+
+  private def enterKey(key: Row): Unit =
+    currentKey = if (keys.isEmpty) InternalRow.empty else keyToInternal(key).asInstanceOf[InternalRow]
+
+  private def startedEngine(): RowWindowEngine = {
+    val engine = wiring.newEngine()
+    engine.startKey()
+    engine
+  }
+
+  /** The clock's time in µs, or None when only the key's rows move its time. */
+  private def now(timerValues: TimerValues): Option[Long] = clock match {
+    case StreamClock.Rows => None
+    // Before the first watermark (0) there is none.
+    case StreamClock.Watermark => Some(timerValues.getCurrentWatermarkInMs()).filter(_ > 0).map(_ * 1000L)
+    case StreamClock.ProcessingTime => Some(timerValues.getCurrentProcessingTimeInMs() * 1000L)
+  }
+
+  private def advance(engine: RowWindowEngine, timerValues: TimerValues): Unit =
+    now(timerValues).foreach(engine.advanceTo)
+
+  /**
+   * Stores the engine (or forgets the key once nothing in it can matter again) and sets one timer
+   * at its next deadline. `expired` is the timer being handled, which Spark deletes itself.
+   */
+  private def keep(engine: RowWindowEngine, timerValues: TimerValues, expired: Option[Long]): Unit = {
+    val handle = getHandle
+    if (clock != StreamClock.Rows) handle.listTimers().foreach(t => if (!expired.contains(t)) handle.deleteTimer(t))
+    val time = now(timerValues)
+    if (time.exists(engine.forgettable)) {
+      engineState.clear()
+    } else {
+      engineState.update(wiring.codec.encode(engine))
+      val deadline = engine.nextDeadline
+      if (clock != StreamClock.Rows && deadline != Long.MaxValue) {
+        // Timers are in ms; the window closes once the clock reaches the deadline (µs).
+        val timerMs = Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1)
+        if (!expired.contains(timerMs)) handle.registerTimer(timerMs)
+      }
+    }
+  }
+
+  private def drain(): Iterator[Row] = {
+    val out = pending.map(r => toExternal(r).asInstanceOf[Row]).toList
+    pending.clear()
+    out.iterator
+  }
+}

@@ -1,0 +1,348 @@
+"""Structured Streaming: every window family on a streaming DataFrame, hosted by Spark's
+transformWithState, gives exactly the batch result on the same rows (a stream is a replay).
+
+Rows reach the stream as JSON files, one file per micro-batch (``maxFilesPerTrigger=1``), split at
+random points of the arrival order (``order_by`` when given, else event time). A stream has no end,
+so the last windows of each key stay open; the inputs end with a sentinel that closes them: a row
+per key far after the data (the key's own progress closes its windows), or, with a watermark, one
+row of a separate key (the watermark closes every key's windows). The sentinel's own windows and
+the batch's teardown-only ``partial`` windows are the only allowed differences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+import uuid
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+import streamwin as sw
+
+SCHEMA = "k string, s long, seq long, v long, flag boolean"
+SENTINEL_S = 2000  # far after the data (event times < 400 s)
+LAST_REAL_S: dict[str, int] = {}  # per key, the event time of its last real row (set per test)
+SEED = int(os.environ.get("STREAMWIN_SEED", "20261122"))
+
+
+def _rows(rng: random.Random, n: int = 60) -> list[tuple]:
+    """Arrival order is seq; event times run ahead with jitter, so some rows arrive out of order."""
+    out = []
+    for seq in range(n):
+        s = max(0, seq * 5 + rng.randint(-14, 3))
+        out.append((rng.choice("abc"), s, seq, rng.randint(1, 9), rng.random() < 0.2))
+    return out
+
+
+def _with_sentinels(rows: list[tuple], watermark: bool) -> list[tuple]:
+    seq = max(r[2] for r in rows) + 1
+    keys = ["zz"] if watermark else sorted({r[0] for r in rows})
+    return rows + [(k, SENTINEL_S, seq + i, 1, False) for i, k in enumerate(keys)]
+
+
+def _batch(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    return spark.createDataFrame(rows, SCHEMA).withColumn("ts", F.timestamp_seconds("s"))
+
+
+def _write_micro_batches(folder: Path, rows: list[tuple], rng: random.Random, batches: int) -> None:
+    """One JSON file per micro-batch, in arrival order, with increasing modification times."""
+    folder.mkdir(parents=True)
+    cuts = sorted(rng.sample(range(1, len(rows)), batches - 1))
+    for i, (lo, hi) in enumerate(zip([0] + cuts, cuts + [len(rows)])):
+        path = folder / f"part-{i:04d}.json"
+        path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n" for r in rows[lo:hi]))
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+
+
+def _source(spark: SparkSession, folder: Path, watermark: str | None) -> DataFrame:
+    src = (
+        spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(folder))
+        .withColumn("ts", F.timestamp_seconds("s"))
+    )
+    return src.withWatermark("ts", watermark) if watermark else src
+
+
+def _run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, mode: str) -> list[Row]:
+    name = "sw_" + uuid.uuid4().hex[:12]
+    query = (
+        out.writeStream.format("memory").queryName(name).outputMode(mode)
+        .option("checkpointLocation", str(checkpoint)).start()
+    )
+    try:
+        query.processAllAvailable()
+        # Timers past the last watermark fire in a no-data micro-batch that follows.
+        _wait_until_idle(query)
+    finally:
+        query.stop()
+    result = spark.table(name).collect()
+    spark.catalog.dropTempView(name)
+    return result
+
+
+def _wait_until_idle(query) -> None:
+    last = -1
+    for _ in range(40):
+        query.processAllAvailable()
+        progress = query.lastProgress
+        batch = progress["batchId"] if progress else -1
+        if batch == last:
+            return
+        last = batch
+        time.sleep(0.5)
+
+
+def _key(row: Row) -> tuple:
+    return tuple(tuple(v) if isinstance(v, Row) else v for v in row)
+
+
+Build = Callable[[DataFrame], DataFrame]
+
+
+def _agg(window_of: Callable[[], object]) -> Build:
+    return lambda df: df.groupBy("k", window_of()).agg(
+        F.sum("v").alias("sv"), F.count("*").alias("n"), F.min("s").alias("lo"), F.max("s").alias("hi")
+    )
+
+
+def _select(window_of: Callable[[], object]) -> Build:
+    return lambda df: df.select("k", "s", "seq", "v", window_of())
+
+
+# (id, build, ordered by seq, event-time family)
+TIME_CASES = [
+    ("tumbling", _agg(lambda: sw.tumbling("ts", "10 seconds")), False),
+    ("tumbling-order-lateness", _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="5 seconds")), True),
+    ("tumbling-passthrough", _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", late="passthrough")), True),
+    ("tumbling-count-trigger", _agg(lambda: sw.tumbling("ts", "20 seconds", count_trigger=2)), False),
+    ("tumbling-emit-empty", _agg(lambda: sw.tumbling("ts", "10 seconds", emit_empty=True)), False),
+    ("hopping", _agg(lambda: sw.hopping("ts", "20 seconds", "5 seconds")), False),
+    ("hopping-order-passthrough", _agg(lambda: sw.hopping("ts", "20 seconds", "10 seconds", order_by="seq",
+                                                             lateness="4 seconds", late="passthrough")), True),
+    ("sliding", _agg(lambda: sw.sliding("ts", "10 seconds")), False),
+    ("sliding-order-lateness", _agg(lambda: sw.sliding("ts", "10 seconds", order_by="seq", lateness="5 seconds")), True),
+    ("session", _agg(lambda: sw.session("ts", "6 seconds")), False),
+    ("session-order-passthrough", _agg(lambda: sw.session("ts", "6 seconds", order_by="seq", late="passthrough")), True),
+    ("interval", _agg(lambda: sw.interval("ts", "10 seconds", creation_period="5 seconds", discard_age="10 seconds")),
+     False),
+    ("interval-order-passthrough", _agg(lambda: sw.interval("ts", "10 seconds", discard_age="5 seconds", order_by="seq",
+                                                              late="passthrough")), True),
+    ("select-tumbling-passthrough", _select(lambda: sw.tumbling("ts", "10 seconds", order_by="seq",
+                                                                  late="passthrough")), True),
+    ("select-session", _select(lambda: sw.session("ts", "6 seconds")), False),
+    ("select-sliding", _select(lambda: sw.sliding("ts", "10 seconds")), False),
+]
+
+UPDATE_CASES = [
+    ("tumbling-update", _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", emit="update")), True),
+    ("session-update", _agg(lambda: sw.session("ts", "6 seconds", emit="update")), False),
+    ("count-update", _agg(lambda: sw.count(3, order_by="seq", emit="update")), True),
+    ("count-overlapping-update", _agg(lambda: sw.count(4, step=2, order_by="seq", emit="update")), True),
+]
+
+SEQUENCE_CASES = [
+    ("count", _agg(lambda: sw.count(3, order_by="seq"))),
+    ("count-step", _agg(lambda: sw.count(4, step=2, order_by="seq"))),
+    ("count-align-end", _agg(lambda: sw.count(3, step=2, align="end", order_by="seq"))),
+    ("count-trigger", _agg(lambda: sw.count(5, order_by="seq", count_trigger=2))),
+    ("split", _agg(lambda: sw.split("flag", order_by="seq"))),
+    ("delta", _agg(lambda: sw.delta("v", 5, order_by="seq"))),
+    ("punctuation", _agg(lambda: sw.punctuation("flag", order_by="seq"))),
+    ("select-count", _select(lambda: sw.count(3, step=2, order_by="seq"))),
+]
+
+
+def _drop_sentinel_windows(rows: list[Row], select: bool) -> Counter:
+    """Drops the sentinels' windows: those starting after the key's last real row (in the batch they
+    close at teardown; in the stream they stay open), with the empty fillers before them."""
+    if select:
+        kept = [r for r in rows if r.s != SENTINEL_S and r.k != "zz"]
+    else:
+        kept = [r for r in rows if r.k != "zz" and r.window.start.timestamp() <= LAST_REAL_S[r.k]]
+    return Counter(map(_key, kept))
+
+
+def _stream_and_batch(spark, tmp_path, build: Build, by_seq: bool, watermark: str | None, seed: int,
+                      mode: str = "append"):
+    rng = random.Random(seed)
+    real = _rows(rng)
+    LAST_REAL_S.clear()
+    for k, s, *_ in real:
+        LAST_REAL_S[k] = max(s, LAST_REAL_S.get(k, s))
+    rows = _with_sentinels(real, watermark is not None)
+    arrival = sorted(rows, key=(lambda r: r[2]) if by_seq else (lambda r: (r[1], r[2])))
+    _write_micro_batches(tmp_path / "in", arrival, rng, batches=rng.randint(3, 6))
+    streamed = _run_to_end(spark, build(_source(spark, tmp_path / "in", watermark)), tmp_path / "checkpoint", mode)
+    batch = build(_batch(spark, rows)).collect()
+    return streamed, batch
+
+
+@pytest.mark.parametrize("name,build,by_seq", TIME_CASES, ids=[c[0] for c in TIME_CASES])
+def test_time_windows_stream_equals_batch(spark, tmp_path, name, build, by_seq):
+    streamed, batch = _stream_and_batch(spark, tmp_path, build, by_seq, None, SEED + zlib.crc32(name.encode()) % 1000)
+    select = name.startswith("select")
+    assert _drop_sentinel_windows(streamed, select) == _drop_sentinel_windows(batch, select)
+    assert all(r.window.kind != "partial" or "count-trigger" in name for r in streamed)
+    assert len(streamed) > 10
+
+
+WATERMARK_CASES = [c for c in TIME_CASES if c[0] in {"tumbling", "hopping-order-passthrough", "sliding", "session",
+                                                     "interval", "tumbling-emit-empty", "select-session"}]
+
+
+@pytest.mark.parametrize("name,build,by_seq", WATERMARK_CASES, ids=[c[0] for c in WATERMARK_CASES])
+def test_watermark_closes_every_key_like_the_end_of_a_batch(spark, tmp_path, name, build, by_seq):
+    # One sentinel row of another key moves the watermark past every window: all keys close.
+    streamed, batch = _stream_and_batch(spark, tmp_path, build, by_seq, "10 minutes", SEED + 7)
+    select = name.startswith("select")
+    assert _drop_sentinel_windows(streamed, select) == _drop_sentinel_windows(batch, select)
+
+
+@pytest.mark.parametrize("name,build", SEQUENCE_CASES, ids=[c[0] for c in SEQUENCE_CASES])
+def test_count_and_data_windows_stream_equals_batch_but_teardown_partials(spark, tmp_path, name, build):
+    streamed, batch = _stream_and_batch(spark, tmp_path, build, True, None, SEED + zlib.crc32(name.encode()) % 1000)
+    streamed_rows, batch_rows = Counter(map(_key, streamed)), Counter(map(_key, batch))
+    assert not streamed_rows - batch_rows, "the stream output something the batch did not"
+    missing = batch_rows - streamed_rows
+    # Only the windows still open at the end of the stream are missing: the batch's teardown partials.
+    window = batch[0].__fields__.index("window")
+    assert missing and all(k[window][2] == "partial" for k in missing)
+    keys = {r.k for r in batch}
+    assert sum(missing.values()) <= 2 * len(keys) * (2 if "select" in name else 1) * 3
+
+
+@pytest.mark.parametrize("name,build,by_seq", UPDATE_CASES, ids=[c[0] for c in UPDATE_CASES])
+def test_update_emission_streams_in_update_mode(spark, tmp_path, name, build, by_seq):
+    streamed, batch = _stream_and_batch(spark, tmp_path, build, by_seq, None, SEED + 3, mode="update")
+    streamed_rows = _drop_sentinel_windows(streamed, False) if "count" not in name else Counter(map(_key, streamed))
+    batch_rows = _drop_sentinel_windows(batch, False) if "count" not in name else Counter(map(_key, batch))
+    if "count" in name:
+        missing = batch_rows - streamed_rows
+        assert not streamed_rows - batch_rows
+        assert all(k[1][2] == "partial" for k in missing)
+    else:
+        assert streamed_rows == batch_rows
+    assert any(r.window.kind == "update" for r in streamed)
+
+
+def test_idle_key_windows_close_on_the_watermark(spark, tmp_path):
+    # Key "a" stops after 4 s; only "b" keeps arriving and moves the watermark past a's window.
+    rows = [("a", 1, 0, 1, False), ("a", 4, 1, 2, False), ("b", 5, 2, 3, False), ("b", 13, 3, 5, False),
+            ("b", 30, 4, 7, False)]
+    _write_micro_batches(tmp_path / "in", rows, random.Random(1), batches=3)
+    out = _agg(lambda: sw.tumbling("ts", "10 seconds"))(_source(spark, tmp_path / "in", "2 seconds"))
+    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append")
+    got = sorted((r.k, r.window.start.timestamp(), r.window.kind, r.sv, r.n) for r in result)
+    # a's [0, 10) has no later row of its own: the watermark (30 - 2 = 28 s) closed it.
+    assert got == [("a", 0.0, "final", 3, 2), ("b", 0.0, "final", 3, 1), ("b", 10.0, "final", 5, 1)]
+
+
+def test_without_a_watermark_only_the_keys_own_rows_close_its_windows(spark, tmp_path):
+    rows = [("a", 1, 0, 1, False), ("a", 4, 1, 2, False), ("b", 5, 2, 3, False), ("b", 30, 3, 7, False)]
+    _write_micro_batches(tmp_path / "in", rows, random.Random(2), batches=2)
+    out = _agg(lambda: sw.tumbling("ts", "10 seconds"))(_source(spark, tmp_path / "in", None))
+    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append")
+    assert sorted((r.k, r.window.start.timestamp(), r.n) for r in result) == [("b", 0.0, 1)]
+
+
+def test_late_rows_behind_the_watermark_reach_the_engine(spark, tmp_path):
+    # Spark would drop the row at 9 s (behind the watermark 25 - 2 = 23 s) before a stateful operator;
+    # streamwin's engine sees it and passes it through as `late`: nothing is lost.
+    rows = [("a", 1, 0, 1, False), ("a", 25, 1, 2, False), ("a", 9, 2, 4, False), ("a", 40, 3, 8, False)]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, r in enumerate(rows):
+        path = folder / f"part-{i}.json"
+        path.write_text(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n")
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    w = sw.tumbling("ts", "10 seconds", order_by="seq", late="passthrough")
+    out = _agg(lambda: w)(_source(spark, folder, "2 seconds"))
+    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append")
+    got = sorted((r.window.start.timestamp(), r.window.kind, r.sv) for r in result)
+    assert (0.0, "late", 4) in got and (0.0, "final", 1) in got and (20.0, "final", 2) in got
+
+
+def test_processing_time_timer_windows_hold_each_micro_batch(spark, tmp_path):
+    rows = [("a", i, i, 1, False) for i in range(6)]
+    _write_micro_batches(tmp_path / "in", rows, random.Random(3), batches=2)
+    out = _source(spark, tmp_path / "in", None).groupBy("k", sw.timer("1 second")).agg(F.count("*").alias("n"))
+    name = "sw_" + uuid.uuid4().hex[:12]
+    query = out.writeStream.format("memory").queryName(name).outputMode("append") \
+        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(processingTime="300 milliseconds").start()
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and sum(r.n for r in spark.table(name).collect()) < len(rows):
+            time.sleep(0.5)
+    finally:
+        query.stop()
+    result = spark.table(name).collect()
+    # Every row is in exactly one closed 1-second window of processing time, counted once.
+    assert sum(r.n for r in result) == len(rows)
+    assert all(r.window.kind == "final" and (r.window.end - r.window.start).total_seconds() == 1 for r in result)
+
+
+def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path):
+    """A file source -> file sink query stopped and restarted from its checkpoint at least 5 times,
+    mid-stream (even while a micro-batch runs): the output equals the batch result, no window twice
+    and none missing."""
+    rng = random.Random(SEED)
+    rows = _with_sentinels(_rows(rng, 80), watermark=True)
+    arrival = sorted(rows, key=lambda r: r[2])
+    _write_micro_batches(tmp_path / "in", arrival, rng, batches=12)
+    build = _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="5 seconds", late="passthrough"))
+    sink, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    restarts = 0
+    while True:
+        query = (
+            build(_source(spark, tmp_path / "in", "10 minutes")).writeStream.format("parquet")
+            .option("path", str(sink)).option("checkpointLocation", str(checkpoint)).outputMode("append").start()
+        )
+        if restarts == 6:
+            _wait_until_idle(query)
+            query.stop()
+            break
+        # Let one more micro-batch commit, then stop a moment later: often in the middle of the next one.
+        before, deadline = _committed(checkpoint), time.time() + 60
+        while _committed(checkpoint) <= before and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(rng.random() * 0.4)
+        query.stop()
+        restarts += 1
+    assert restarts >= 5
+    streamed = spark.read.parquet(str(sink)).collect()
+    batch = build(_batch(spark, rows)).collect()
+    assert Counter(map(_key, [r for r in streamed if r.k != "zz"])) == \
+        Counter(map(_key, [r for r in batch if r.k != "zz"]))
+
+
+def _committed(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+
+
+def test_sessions_with_max_duration_are_rejected_on_streams(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    src = _source(spark, tmp_path / "in", None)
+    with pytest.raises(AnalysisException, match=r"sw_session: sessions with max_duration .* streaming"):
+        src.groupBy("k", sw.session("ts", "5 seconds", max_duration="1 minute")).agg(F.count("*"))
+
+
+def test_streaming_without_rocksdb_says_how_to_fix_it(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    key = "spark.sql.streaming.stateStore.providerClass"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider")
+    try:
+        with pytest.raises(AnalysisException, match=r"RocksDB state store provider.*streamwin\.configure"):
+            _source(spark, tmp_path / "in", None).groupBy("k", sw.count(3, order_by="seq")).agg(F.count("*"))
+    finally:
+        spark.conf.set(key, previous)
