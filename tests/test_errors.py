@@ -143,12 +143,14 @@ def test_timedelta_and_interval_arguments(df):
     assert [r[0] for r in a] == [r[0] for r in b] and len(a) == 2
 
 
-def test_streaming_dataframes_are_rejected_clearly(spark):
+def test_streaming_dataframes_get_the_same_checks(spark):
+    # Streams are supported (tests/test_streaming.py); a wrong specification fails the same way,
+    # at analysis, before any query starts.
     stream = spark.readStream.format("rate").option("rowsPerSecond", 1).load()
-    with pytest.raises(AnalysisException, match=r"sw_tumbling: this version of streamwin runs windows on batch "
-                                                 r"DataFrames only; streaming DataFrames are not supported yet"):
-        stream.groupBy(sw.tumbling("timestamp", "10 seconds")).count()
-    with pytest.raises(AnalysisException, match=r"sw_count: this version of streamwin runs windows on batch"):
-        stream.select("value", sw.count(3, order_by="value"))
-    with pytest.raises(AnalysisException, match=r"sw_session: this version of streamwin runs windows on batch"):
-        stream.groupBy(sw.session("timestamp", "10 seconds")).count()
+    with pytest.raises(AnalysisException, match=r"sw_count: argument `size` must be a positive whole number"):
+        stream.select("value", sw.count(0, order_by="value"))
+    with pytest.raises(AnalysisException, match=r"sw_tumbling: argument `time` must be a TIMESTAMP"):
+        stream.groupBy(sw.tumbling("value", "10 seconds")).count()
+    with pytest.raises(AnalysisException, match=r"sw_session: sessions with max_duration or a dynamic gap are not "
+                                                 r"supported on streaming DataFrames"):
+        stream.groupBy(sw.session("timestamp", "10 seconds", max_duration="1 minute")).count()

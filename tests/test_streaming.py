@@ -72,7 +72,8 @@ def _source(spark: SparkSession, folder: Path, watermark: str | None) -> DataFra
     return src.withWatermark("ts", watermark) if watermark else src
 
 
-def _run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, mode: str) -> list[Row]:
+def _run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, mode: str,
+                metrics: dict | None = None) -> list[Row]:
     name = "sw_" + uuid.uuid4().hex[:12]
     query = (
         out.writeStream.format("memory").queryName(name).outputMode(mode)
@@ -82,6 +83,8 @@ def _run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, mode: str
         query.processAllAvailable()
         # Timers past the last watermark fire in a no-data micro-batch that follows.
         _wait_until_idle(query)
+        if metrics is not None:
+            metrics.update(sw.window_metrics(query))
     finally:
         query.stop()
     result = spark.table(name).collect()
@@ -266,9 +269,23 @@ def test_late_rows_behind_the_watermark_reach_the_engine(spark, tmp_path):
         os.utime(path, (1_000_000 + i, 1_000_000 + i))
     w = sw.tumbling("ts", "10 seconds", order_by="seq", late="passthrough")
     out = _agg(lambda: w)(_source(spark, folder, "2 seconds"))
-    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append")
+    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append", metrics := {})
     got = sorted((r.window.start.timestamp(), r.window.kind, r.sv) for r in result)
     assert (0.0, "late", 4) in got and (0.0, "final", 1) in got and (20.0, "final", 2) in got
+    # Row accounting over the run: 3 rows windowed, 1 passed through, nothing lost.
+    assert metrics["rowsWindowed"] == 3 and metrics["lateRowsPassedThrough"] == 1
+    assert metrics["lateRowsDropped"] == 0 and metrics["rowsSkipped"] == 0
+    assert metrics["numOutputRows"] == len(result) and metrics["windowsEmitted"] == len(result)
+
+
+def test_streaming_row_accounting_counts_every_row(spark, tmp_path):
+    # Late rows dropped and rows without an event time are counted, as in batch.
+    rows = [("a", 1, 0, 1, False), ("a", 25, 1, 2, False), ("a", 9, 2, 4, False), ("a", 40, 3, 8, False)]
+    _write_micro_batches(tmp_path / "in", rows, random.Random(4), batches=2)
+    src = _source(spark, tmp_path / "in", None).withColumn("ts", F.when(F.col("s") != 40, F.col("ts")))
+    out = _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq"))(src)
+    _run_to_end(spark, out, tmp_path / "checkpoint", "append", metrics := {})
+    assert (metrics["rowsWindowed"], metrics["lateRowsDropped"], metrics["rowsSkipped"]) == (2, 1, 1)
 
 
 def test_processing_time_timer_windows_hold_each_micro_batch(spark, tmp_path):

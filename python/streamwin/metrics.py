@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Union
+
+from pyspark import SparkContext
 from pyspark.sql import DataFrame
+from pyspark.sql.streaming import StreamingQuery
 
 
-def window_metrics(df: DataFrame) -> dict[str, int]:
-    """Return the sums of streamwin's metrics over the executed plan of ``df``.
+def window_metrics(df: Union[DataFrame, StreamingQuery]) -> dict[str, int]:
+    """Return the sums of streamwin's metrics over the executed plan of ``df``, or of a streaming query.
 
     Call it after an action on the very same DataFrame object (``collect()``, ``count()`` on it,
     a write). Keys: ``numOutputRows``, ``windowsEmitted``, ``rowsWindowed`` (input rows that went
     into a window), ``rowsSkipped`` (null time or order, or between hopping windows),
     ``lateRowsDropped``, ``lateRowsPassedThrough`` (``late="passthrough"``) and ``peakBufferedRows``.
     Every input row is windowed, late (dropped or passed through) or skipped.
+    For a ``StreamingQuery`` the counts are summed over the micro-batches it ran since it started
+    (or restarted from its checkpoint), without ``peakBufferedRows``.
     Only classic PySpark (not Spark Connect) exposes the executed plan.
 
     Example
@@ -27,6 +33,13 @@ def window_metrics(df: DataFrame) -> dict[str, int]:
     >>> (m["rowsWindowed"], m["rowsSkipped"], m["windowsEmitted"])
     (2, 1, 2)
     """
+    if isinstance(df, StreamingQuery):
+        jsq = getattr(df, "_jsq", None)
+        if jsq is None:
+            raise TypeError("window_metrics needs a classic PySpark streaming query; Spark Connect does not expose plans")
+        jvm = SparkContext._jvm  # type: ignore[attr-defined]
+        report = jvm.streamwin.api.WindowMetricsReport.ofQuery(jsq)
+        return {str(k): int(report.get(k)) for k in report.keySet()}
     jdf = getattr(df, "_jdf", None)
     if jdf is None:
         raise TypeError("window_metrics needs a classic PySpark DataFrame; Spark Connect does not expose plans")

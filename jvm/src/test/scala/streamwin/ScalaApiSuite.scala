@@ -36,7 +36,9 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
   // The extension is found on the classpath (META-INF/services), exactly as with --jars.
   private lazy val spark = SparkSession.builder().master("local[2]")
     .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-    .config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.streaming.stateStore.providerClass", streamwin.execution.StreamingWindowHost.RocksDbProvider)
+    .getOrCreate()
 
   override def afterAll(): Unit = spark.stop()
 
@@ -155,5 +157,30 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(passed.toSeq.sorted == Seq(("final", 2L), ("final", 2L), ("final", 4L), ("late", 1L), ("late", 2L)))
     val e = intercept[AnalysisException](df.groupBy(withOptions(countWindow(3, col("seq")), "emit_empty" -> true)).count())
     assert(e.getMessage.contains("sw_count: argument `emit_empty` is not available for sw_count"))
+  }
+
+  test("streams from Scala: a user's split trigger and a Scala Aggregator keep their state across micro-batches") {
+    import spark.implicits._
+    implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
+    val input = org.apache.spark.sql.execution.streaming.MemoryStream[(String, Long, Int)]
+    val squares = udaf(SumOfSquares)
+    val rows = (0L until 40L).map(i => (if (i % 3 == 0) "a" else "b", i, ((i * 37) % 23).toInt))
+    val stream = input.toDF().toDF("k", "seq", "val")
+    val query = stream.groupBy(col("k"), splitBy(HighWaterMark, Seq(col("val")), col("seq")))
+      .agg(collect_list("val").as("vals"), squares(col("seq")).as("sq"))
+      .writeStream.format("memory").queryName("scala_split_stream").outputMode("append").start()
+    try {
+      rows.grouped(7).foreach { part =>
+        input.addData(part: _*)
+        query.processAllAvailable()
+      }
+    } finally query.stop()
+    def render(df: org.apache.spark.sql.DataFrame) = df.collect().map(_.toString).sorted.toSeq
+    val streamed = render(spark.table("scala_split_stream"))
+    val batch = render(rows.toDF("k", "seq", "val").groupBy(col("k"), splitBy(HighWaterMark, Seq(col("val")), col("seq")))
+      .agg(collect_list("val").as("vals"), squares(col("seq")).as("sq")).where("window.kind = 'final'"))
+    // Every window the stream closed, and only those: the batch's final windows (its teardown
+    // partials are still open in the stream).
+    assert(streamed.nonEmpty && streamed == batch)
   }
 }

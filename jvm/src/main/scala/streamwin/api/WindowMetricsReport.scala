@@ -3,7 +3,11 @@ package streamwin.api
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
-import streamwin.execution.StreamWindowExec
+import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.execution.streaming.{StreamExecution, StreamingQueryWrapper, TransformWithStateExec}
+import org.apache.spark.sql.streaming.StreamingQuery
+
+import streamwin.execution.{StreamWindowExec, WindowStatefulProcessor}
 
 /**
  * Row accounting of a query after it ran: the sum of each streamwin metric over every streamwin
@@ -16,12 +20,29 @@ object WindowMetricsReport extends AdaptiveSparkPlanHelper {
       case other => throw new IllegalArgumentException(
         s"window metrics are read from a classic (non-Connect) DataFrame, got ${other.getClass.getName}")
     }
-    val sums = new java.util.TreeMap[String, java.lang.Long]()
-    collect(plan) { case e: StreamWindowExec => e }.foreach { exec =>
-      exec.metrics.foreach { case (name, metric) =>
-        sums.put(name, sums.getOrDefault(name, 0L) + metric.value)
-      }
+    sum(collect(plan) { case e: StreamWindowExec => e.metrics })
+  }
+
+  /**
+   * Row accounting of a streaming query: the sums over the micro-batches it ran since it (re)started,
+   * of every streamwin window it hosts in transformWithState (no `peakBufferedRows`).
+   */
+  def ofQuery(query: StreamingQuery): java.util.Map[String, java.lang.Long] = {
+    val execution = query match {
+      case wrapper: StreamingQueryWrapper => Option(wrapper.streamingQuery.lastExecution)
+      case execution: StreamExecution => Option(execution.lastExecution)
+      case other => throw new IllegalArgumentException(
+        s"window metrics are read from a classic (non-Connect) streaming query, got ${other.getClass.getName}")
     }
+    sum(execution.toSeq.flatMap(e => collect(e.executedPlan) {
+      case t: TransformWithStateExec if t.statefulProcessor.isInstanceOf[WindowStatefulProcessor] =>
+        t.statefulProcessor.asInstanceOf[WindowStatefulProcessor].metrics
+    }))
+  }
+
+  private def sum(metrics: Seq[Map[String, SQLMetric]]): java.util.Map[String, java.lang.Long] = {
+    val sums = new java.util.TreeMap[String, java.lang.Long]()
+    metrics.foreach(_.foreach { case (name, metric) => sums.put(name, sums.getOrDefault(name, 0L) + metric.value) })
     sums
   }
 }

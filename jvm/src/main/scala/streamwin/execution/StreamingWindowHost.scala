@@ -1,5 +1,6 @@
 package streamwin.execution
 
+import org.apache.spark.SparkContext
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.encoders.RowEncoder
 import org.apache.spark.sql.catalyst.expressions._
@@ -87,7 +88,8 @@ object StreamingWindowHost {
       r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) })
     val order = rebind(r.order)
     val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), order, r.signal.map(rebind),
-      tiesAllowed = eventTime && r.signal.exists(_.exprId == r.order.exprId), clock)
+      tiesAllowed = eventTime && r.signal.exists(_.exprId == r.order.exprId), clock,
+      WindowMetrics.create(SparkContext.getOrCreate()))
     val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
     def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
     val hosted = TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,

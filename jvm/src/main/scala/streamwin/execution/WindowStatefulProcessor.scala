@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.metric.SQLMetric
 
 import streamwin.engine.RowWindowEngine
 
@@ -28,6 +29,8 @@ object StreamClock {
  * engine lives in the state store (one ValueState, see [[streamwin.engine.EngineStateCodec]]);
  * a timer at the engine's next deadline brings it back when the watermark (or processing time)
  * passes, so windows of idle keys close too. A stream has no end: no `partial` teardown windows.
+ * `metrics` (created on the driver, updated by every task) count rows as the batch execs do, summed
+ * over the micro-batches of the query's run.
  *
  * @param keys the grouping columns written into output rows (empty for a select, which writes
  *             the input row itself, and for a window over the whole stream)
@@ -38,7 +41,8 @@ final class WindowStatefulProcessor(
     order: Attribute,
     signal: Option[Attribute],
     tiesAllowed: Boolean,
-    clock: StreamClock) extends StatefulProcessor[Row, Row, Row] {
+    clock: StreamClock,
+    val metrics: Map[String, SQLMetric]) extends StatefulProcessor[Row, Row, Row] {
 
   @transient private var engineState: ValueState[Array[Byte]] = _
   @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
@@ -60,12 +64,14 @@ final class WindowStatefulProcessor(
   override def handleInputRows(key: Row, inputRows: Iterator[Row], timerValues: TimerValues): Iterator[Row] = {
     enterKey(key)
     val engine = if (engineState.exists()) wiring.codec.decode(engineState.get()) else startedEngine()
+    val before = EngineCounts(engine)
     advance(engine, timerValues)
     val rows = inputRows.map(r => rowToInternal(r).asInstanceOf[InternalRow]).toArray
     java.util.Arrays.sort(rows, feeder.arrivalOrdering) // stable
     feeder.startKey()
     rows.foreach(feeder.feed(engine, _))
     keep(engine, timerValues, expired = None)
+    account(before, engine)
     drain()
   }
 
@@ -74,9 +80,33 @@ final class WindowStatefulProcessor(
     if (!engineState.exists()) return Iterator.empty
     enterKey(key)
     val engine = wiring.codec.decode(engineState.get())
+    val before = EngineCounts(engine)
     advance(engine, timerValues)
     keep(engine, timerValues, Some(expiredTimerInfo.getExpiryTimeInMs()))
+    account(before, engine)
     drain()
+  }
+
+  /** What the engine counted so far (its counters travel with its state). */
+  private case class EngineCounts(emitted: Long, late: Long, passed: Long, inNoWindow: Long)
+  private object EngineCounts {
+    def apply(e: RowWindowEngine): EngineCounts = EngineCounts(e.windowsEmitted, e.rowsLate, e.rowsPassedThrough, e.rowsInNoWindow)
+  }
+
+  /** Adds this call's rows to the metrics, with the batch execs' accounting. */
+  private def account(before: EngineCounts, engine: RowWindowEngine): Unit = {
+    val after = EngineCounts(engine)
+    val (late, passed, inNoWindow) = (after.late - before.late, after.passed - before.passed,
+      after.inNoWindow - before.inNoWindow)
+    metrics("numOutputRows") += pending.size
+    metrics("windowsEmitted") += after.emitted - before.emitted
+    metrics("rowsWindowed") += feeder.accepted - inNoWindow
+    metrics("rowsSkipped") += feeder.nullOrders + feeder.rejected - late - passed + inNoWindow
+    metrics("lateRowsDropped") += late
+    metrics("lateRowsPassedThrough") += passed
+    feeder.accepted = 0
+    feeder.rejected = 0
+    feeder.nullOrders = 0
   }
 
   private def enterKey(key: Row): Unit =
