@@ -3,7 +3,8 @@ package streamwin.execution
 import scala.collection.mutable
 
 import org.apache.spark.sql.{Encoders, Row}
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.encoders.{ExpressionEncoder, RowEncoder}
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
@@ -50,12 +51,14 @@ final class WindowStatefulProcessor(
   @transient private lazy val wiring = blueprint.wire(() => currentKey, row => pending += row)
   @transient private lazy val feeder =
     new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
-  @transient private lazy val keyToInternal =
-    CatalystTypeConverters.createToCatalystConverter(DataTypeUtils.fromAttributes(keys))
-  @transient private lazy val rowToInternal =
-    CatalystTypeConverters.createToCatalystConverter(DataTypeUtils.fromAttributes(blueprint.input))
-  @transient private lazy val toExternal =
-    CatalystTypeConverters.createToScalaConverter(DataTypeUtils.fromAttributes(blueprint.output))
+  // transformWithState hands over external Rows; the engine works on InternalRows (code-generated
+  // conversions both ways; the serializer reuses its row, so rows the engine keeps are copied).
+  @transient private lazy val keyToInternal = encoder(keys).createSerializer()
+  @transient private lazy val rowToInternal = encoder(blueprint.input).createSerializer()
+  @transient private lazy val toExternal = encoder(blueprint.output).resolveAndBind().createDeserializer()
+
+  private def encoder(attrs: Seq[Attribute]): ExpressionEncoder[Row] =
+    ExpressionEncoder(RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true))
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     engineState = getHandle.getValueState[Array[Byte]]("engine", Encoders.BINARY, TTLConfig.NONE)
@@ -66,7 +69,7 @@ final class WindowStatefulProcessor(
     val engine = if (engineState.exists()) wiring.codec.decode(engineState.get()) else startedEngine()
     val before = EngineCounts(engine)
     advance(engine, timerValues)
-    val rows = inputRows.map(r => rowToInternal(r).asInstanceOf[InternalRow]).toArray
+    val rows = inputRows.map(r => rowToInternal(r).copy()).toArray
     java.util.Arrays.sort(rows, feeder.arrivalOrdering) // stable
     feeder.startKey()
     rows.foreach(feeder.feed(engine, _))
@@ -110,7 +113,7 @@ final class WindowStatefulProcessor(
   }
 
   private def enterKey(key: Row): Unit =
-    currentKey = if (keys.isEmpty) InternalRow.empty else keyToInternal(key).asInstanceOf[InternalRow]
+    currentKey = if (keys.isEmpty) InternalRow.empty else keyToInternal(key).copy()
 
   private def startedEngine(): RowWindowEngine = {
     val engine = wiring.newEngine()
@@ -151,7 +154,7 @@ final class WindowStatefulProcessor(
   }
 
   private def drain(): Iterator[Row] = {
-    val out = pending.map(r => toExternal(r).asInstanceOf[Row]).toList
+    val out = pending.map(toExternal).toList
     pending.clear()
     out.iterator
   }
