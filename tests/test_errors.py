@@ -151,6 +151,5 @@ def test_streaming_dataframes_get_the_same_checks(spark):
         stream.select("value", sw.count(0, order_by="value"))
     with pytest.raises(AnalysisException, match=r"sw_tumbling: argument `time` must be a TIMESTAMP"):
         stream.groupBy(sw.tumbling("value", "10 seconds")).count()
-    with pytest.raises(AnalysisException, match=r"sw_session: sessions with max_duration or a dynamic gap are not "
-                                                 r"supported on streaming DataFrames"):
-        stream.groupBy(sw.session("timestamp", "10 seconds", max_duration="1 minute")).count()
+    with pytest.raises(AnalysisException, match=r"sw_session: argument `order_by` is not available for sw_session"):
+        stream.groupBy(sw.session("timestamp", "10 seconds", max_duration="1 minute", order_by="value")).count()

@@ -135,6 +135,9 @@ TIME_CASES = [
     ("sliding-order-lateness", _agg(lambda: sw.sliding("ts", "10 seconds", order_by="seq", lateness="5 seconds")), True),
     ("session", _agg(lambda: sw.session("ts", "6 seconds")), False),
     ("session-order-passthrough", _agg(lambda: sw.session("ts", "6 seconds", order_by="seq", late="passthrough")), True),
+    ("session-max-duration", _agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
+    ("session-dynamic-gap", _agg(lambda: sw.session("ts", F.when(F.col("v") > 5, F.lit("3 seconds"))
+                                                      .otherwise(F.lit("8 seconds")))), False),
     ("interval", _agg(lambda: sw.interval("ts", "10 seconds", creation_period="5 seconds", discard_age="10 seconds")),
      False),
     ("interval-order-passthrough", _agg(lambda: sw.interval("ts", "10 seconds", discard_age="5 seconds", order_by="seq",
@@ -143,6 +146,7 @@ TIME_CASES = [
                                                                   late="passthrough")), True),
     ("select-session", _select(lambda: sw.session("ts", "6 seconds")), False),
     ("select-sliding", _select(lambda: sw.sliding("ts", "10 seconds")), False),
+    ("select-session-max-duration", _select(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
 ]
 
 UPDATE_CASES = [
@@ -199,7 +203,8 @@ def test_time_windows_stream_equals_batch(spark, tmp_path, name, build, by_seq):
 
 
 WATERMARK_CASES = [c for c in TIME_CASES if c[0] in {"tumbling", "hopping-order-passthrough", "sliding", "session",
-                                                     "interval", "tumbling-emit-empty", "select-session"}]
+                                                     "interval", "tumbling-emit-empty", "select-session",
+                                                     "session-max-duration", "session-dynamic-gap"}]
 
 
 @pytest.mark.parametrize("name,build,by_seq", WATERMARK_CASES, ids=[c[0] for c in WATERMARK_CASES])
@@ -346,11 +351,19 @@ def _committed(checkpoint: Path) -> int:
     return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
 
 
-def test_sessions_with_max_duration_are_rejected_on_streams(spark, tmp_path):
-    (tmp_path / "in").mkdir()
-    src = _source(spark, tmp_path / "in", None)
-    with pytest.raises(AnalysisException, match=r"sw_session: sessions with max_duration .* streaming"):
-        src.groupBy("k", sw.session("ts", "5 seconds", max_duration="1 minute")).agg(F.count("*"))
+def test_sessions_with_max_duration_need_event_time_order_across_micro_batches(spark, tmp_path):
+    # eKuiper's cut rule follows event time: a row older than its key's latest is late (counted).
+    rows = [("a", 1, 0, 1, False), ("a", 5, 1, 2, False), ("a", 3, 2, 4, False), ("a", 30, 3, 8, False)]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, r in enumerate(rows):
+        path = folder / f"part-{i}.json"
+        path.write_text(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n")
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    out = _agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds"))(_source(spark, folder, None))
+    result = _run_to_end(spark, out, tmp_path / "checkpoint", "append", metrics := {})
+    assert [(r.window.start.timestamp(), r.window.end.timestamp(), r.sv) for r in result] == [(1.0, 11.0, 3)]
+    assert (metrics["rowsWindowed"], metrics["lateRowsDropped"]) == (3, 1)
 
 
 def test_streaming_without_rocksdb_says_how_to_fix_it(spark, tmp_path):

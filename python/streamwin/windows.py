@@ -32,8 +32,8 @@ Every function also works on a streaming DataFrame (``spark.readStream``): Spark
 ``transformWithState`` hosts the same engine, with each key's open windows in the state store
 (RocksDB, set by :func:`streamwin.configure`). Append mode outputs closed windows; ``emit="update"``
 needs update mode. ``withWatermark`` also closes the windows of idle keys. A stream has no end, so
-there are no teardown ``partial`` windows. Sessions with ``max_duration`` or a dynamic gap are
-batch-only.
+there are no teardown ``partial`` windows. Sessions with ``max_duration`` or a dynamic gap follow
+event-time order: on a stream, a row older than its key's latest row is late.
 """
 
 from __future__ import annotations

@@ -214,11 +214,13 @@ class EngineSuite extends AnyFunSuite {
       ("session", SessionWindowSpec(4 * s, dynamicGap = false, maxDuration = None), WindowPolicies(countTrigger = 3)),
       ("interval", streamwin.spec.IntervalWindowSpec(10 * s, 5 * s, 6 * s, 0, arrivalOrder = true),
         WindowPolicies(latePassthrough = true)),
+      ("session max", SessionWindowSpec(4 * s, dynamicGap = false, maxDuration = Some(10 * s)), WindowPolicies.Default),
       ("count", CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),
       ("count end", CountWindowSpec(3, 2, alignEnd = true), WindowPolicies.Default))
     val rnd = new Random(11)
     // (A select over interval panes groups rows with collect_list instead: no tagging engine.)
-    for ((name, spec, policies) <- families; select <- Seq(false) ++ Seq(true).filter(_ => name != "interval")) {
+    for ((name, spec, policies) <- families;
+         select <- Seq(false) ++ Seq(true).filter(_ => name != "interval" && name != "session max")) {
       val times = (0 until 80).map(i => math.max(0L, i * 2L + rnd.nextInt(9) - 6))
       def run(storeEvery: Int): Seq[String] = {
         val out = scala.collection.mutable.ArrayBuffer[String]()
@@ -236,7 +238,9 @@ class EngineSuite extends AnyFunSuite {
             engine = wired.codec.decode(bytes)
           }
           val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else time * s
-          engine.addRow(i.toLong, signal, new GenericInternalRow(Array[Any](i.toLong, time)))
+          // (Sessions with a maximum duration take event time as their order.)
+          val order: Any = if (name == "session max") time * s else i.toLong
+          engine.addRow(order, signal, new GenericInternalRow(Array[Any](i.toLong, time)))
         }
         out.toSeq
       }

@@ -11,7 +11,7 @@ import streamwin.spec.{SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, Win
  * groups rows by (key, slice) with Spark's partial aggregation, so every row is aggregated once,
  * however many windows hold it.
  */
-trait SliceWindowEngine {
+trait SliceWindowEngine extends Serializable {
   def startKey(): Unit
   /** Adds the aggregate of the slice at `time`; false, keeping nothing, when the slice is in no window. */
   def addSlice(time: Long, buffer: InternalRow): Boolean
@@ -106,6 +106,9 @@ final class SessionWindowEngine(
   override def peakBuffered: Int = if (open) 2 else 0
   override def startKey(): Unit = { open = false; merged = null; pending = null }
 
+  /** End of the open session (its last row + gap); Long.MaxValue when none is open. */
+  def openEnd: Long = if (open) end else Long.MaxValue
+
   override def addSlice(time: Long, buffer: InternalRow): Boolean = {
     add(bounds.first(time, buffer), bounds.last(time, buffer), bounds.reach(time, buffer), buffer)
     true
@@ -114,6 +117,13 @@ final class SessionWindowEngine(
   private def add(first: Long, last: Long, reach: Long, buffer: InternalRow): Unit = {
     if (!open) {
       begin(first, first, buffer, reach)
+      return
+    }
+    if (pending != null && first == pendingFirst && last == pendingFirst) {
+      // More rows of the latest slice's timestamp (a host feeding single rows): they stay in that
+      // slice, so a max-duration cut carries them together, and close nothing.
+      evaluator.merge(pending, buffer)
+      hold(first, pending, reach)
       return
     }
     // The gap closes the session before this slice's first row; a max-duration check is crossed

@@ -34,23 +34,34 @@ object StreamingWindowHost {
       signal: Option[Attribute],
       aggregates: Option[(Seq[aggregate.AggregateFunction], Seq[Option[Expression]])],
       windowOutput: Seq[Attribute],
-      child: LogicalPlan)
+      child: LogicalPlan,
+      tiesAllowed: Boolean)
 
+  // Event-time families replay rows in arrival order (order_by, or the event time itself, where rows
+  // of equal time are interchangeable) with the event time as the signal; count and data windows
+  // in order_by order with their own signal.
   private def replayOf(node: LogicalPlan): Replay = node match {
     case WindowAggregate(spec: SequenceWindowSpec, policies, _, keys, order, signal, windowAttr, functions, filters,
         resultAttrs, child) =>
-      Replay(spec, policies, keys, keys, order, signal, Some((functions, filters)), windowAttr +: resultAttrs, child)
+      Replay(spec, policies, keys, keys, order, signal, Some((functions, filters)), windowAttr +: resultAttrs, child,
+        tiesAllowed = false)
+    case WindowAggregate(spec: SessionWindowSpec, policies, _, keys, time, gap, windowAttr, functions, filters,
+        resultAttrs, child) if spec.dynamicGap || spec.maxDuration.isDefined =>
+      // Event-time order only; the signal is the dynamic gap.
+      Replay(spec, policies, keys, keys, time, gap, Some((functions, filters)), windowAttr +: resultAttrs, child,
+        tiesAllowed = true)
     case WindowAggregate(spec: IntervalWindowSpec, policies, _, keys, time, order, windowAttr, functions, filters,
         resultAttrs, child) =>
       Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
-        windowAttr +: resultAttrs, child)
+        windowAttr +: resultAttrs, child, tiesAllowed = order.isEmpty)
     case WindowAggregate(spec, policies, order, keys, time, _, windowAttr, functions, filters, resultAttrs, child) =>
       Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
-        windowAttr +: resultAttrs, child)
+        windowAttr +: resultAttrs, child, tiesAllowed = order.isEmpty)
     case WindowAssign(spec: SequenceWindowSpec, policies, _, order, signal, partitionBy, windowAttr, child) =>
-      Replay(spec, policies, partitionBy, Nil, order, signal, None, Seq(windowAttr), child)
+      Replay(spec, policies, partitionBy, Nil, order, signal, None, Seq(windowAttr), child, tiesAllowed = false)
     case WindowAssign(spec, policies, order, time, _, partitionBy, windowAttr, child) =>
-      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child)
+      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child,
+        tiesAllowed = order.isEmpty)
   }
 
   /** `node` (a WindowAggregate or WindowAssign over a streaming child) as a transformWithState plan with the same output. */
@@ -88,7 +99,7 @@ object StreamingWindowHost {
       r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) })
     val order = rebind(r.order)
     val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), order, r.signal.map(rebind),
-      tiesAllowed = eventTime && r.signal.exists(_.exprId == r.order.exprId), clock,
+      r.tiesAllowed, clock,
       WindowMetrics.create(SparkContext.getOrCreate()))
     val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
     def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
@@ -103,13 +114,6 @@ object StreamingWindowHost {
   }
 
   private def checkSupported(r: Replay): Unit = {
-    r.spec match {
-      case s: SessionWindowSpec if s.dynamicGap || s.maxDuration.isDefined =>
-        throw StreamwinErrors.misuse(r.spec.function,
-          "sessions with max_duration or a dynamic gap are not supported on streaming DataFrames yet " +
-            "(their cut rule is implemented for a finished input only); use them on a batch DataFrame")
-      case _ =>
-    }
     val provider = SQLConf.get.getConfString("spark.sql.streaming.stateStore.providerClass", "")
     if (provider != RocksDbProvider) {
       throw StreamwinErrors.misuse(r.spec.function,

@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, TriggerSplitWindowSpec, WindowPolicies, WindowSpec}
+import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, TriggerSplitWindowSpec, WindowPolicies,
+  WindowSpec}
 
 /**
  * How to build the per-key engine of one window operator that replays rows (count, data and
@@ -39,6 +40,8 @@ final case class WindowEngineBlueprint(
         val running = new RunningContentsFactory(evaluator, emit)
         val build: () => RowWindowEngine = spec match {
           case interval: IntervalWindowSpec => () => new IntervalWindowEngine(interval, policies, evaluator, emit)
+          case session: SessionWindowSpec if session.dynamicGap || session.maxDuration.isDefined =>
+            () => new OrderedSessionEngine(session, evaluator, emit)
           case sequence: SequenceWindowSpec => () =>
             // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
             SequenceWindowEngine(sequence,
