@@ -152,6 +152,8 @@ TIME_CASES = [
 UPDATE_CASES = [
     ("tumbling-update", _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", emit="update")), True),
     ("session-update", _agg(lambda: sw.session("ts", "6 seconds", emit="update")), False),
+    ("interval-update", _agg(lambda: sw.interval("ts", "10 seconds", discard_age="5 seconds", order_by="seq",
+                                                   emit="update")), True),
     ("count-update", _agg(lambda: sw.count(3, order_by="seq", emit="update")), True),
     ("count-overlapping-update", _agg(lambda: sw.count(4, step=2, order_by="seq", emit="update")), True),
 ]
@@ -162,6 +164,7 @@ SEQUENCE_CASES = [
     ("count-align-end", _agg(lambda: sw.count(3, step=2, align="end", order_by="seq"))),
     ("count-trigger", _agg(lambda: sw.count(5, order_by="seq", count_trigger=2))),
     ("split", _agg(lambda: sw.split("flag", order_by="seq"))),
+    ("split-count-trigger", _agg(lambda: sw.split("flag", order_by="seq", count_trigger=2))),
     ("delta", _agg(lambda: sw.delta("v", 5, order_by="seq"))),
     ("punctuation", _agg(lambda: sw.punctuation("flag", order_by="seq"))),
     ("select-count", _select(lambda: sw.count(3, step=2, order_by="seq"))),
