@@ -142,6 +142,7 @@ TIME_CASES = [
      False),
     ("interval-order-passthrough", _agg(lambda: sw.interval("ts", "10 seconds", discard_age="5 seconds", order_by="seq",
                                                               late="passthrough")), True),
+    ("timer-ingest-time", _agg(lambda: sw.timer("10 seconds", ingest_time="ts")), False),
     ("select-tumbling-passthrough", _select(lambda: sw.tumbling("ts", "10 seconds", order_by="seq",
                                                                   late="passthrough")), True),
     ("select-session", _select(lambda: sw.session("ts", "6 seconds")), False),

@@ -67,13 +67,20 @@ object StreamingWindowHost {
   /** `node` (a WindowAggregate or WindowAssign over a streaming child) as a transformWithState plan with the same output. */
   def plan(node: LogicalPlan): LogicalPlan = {
     val r = replayOf(node)
-    checkSupported(r)
+    requireRocksDb(r.spec.function)
     val eventTime = r.spec match {
       case _: SequenceWindowSpec => false
       case _ => true
     }
+    // sw.timer without ingest_time: rows arrive at the micro-batch's time (current_timestamp(),
+    // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
+    // column, that column is the clock, as the event time of the other families.
     val isTimer = r.spec match {
-      case t: TimeWindowSpec => t.function == "sw_timer"
+      case t: TimeWindowSpec if t.function == "sw_timer" =>
+        r.child.expressions.exists(_.exists {
+          case a: Alias => a.exprId == r.signal.map(_.exprId).orNull && a.child.isInstanceOf[CurrentTimestamp]
+          case _ => false
+        })
       case _ => false
     }
     val hasWatermark = r.child.exists(_.isInstanceOf[EventTimeWatermark])
@@ -113,10 +120,10 @@ object StreamingWindowHost {
     }, hosted)
   }
 
-  private def checkSupported(r: Replay): Unit = {
+  private def requireRocksDb(function: String): Unit = {
     val provider = SQLConf.get.getConfString("spark.sql.streaming.stateStore.providerClass", "")
     if (provider != RocksDbProvider) {
-      throw StreamwinErrors.misuse(r.spec.function,
+      throw StreamwinErrors.misuse(function,
         "windows on a streaming DataFrame keep their state in Spark's state store through transformWithState, " +
           s"which needs the RocksDB state store provider (this session uses ${if (provider.isEmpty) "the default" else provider}). " +
           "Build the session with streamwin.configure(SparkSession.builder) in Python, or set " +
