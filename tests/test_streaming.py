@@ -55,9 +55,13 @@ def _batch(spark: SparkSession, rows: list[tuple]) -> DataFrame:
 
 
 def _write_micro_batches(folder: Path, rows: list[tuple], rng: random.Random, batches: int) -> None:
-    """One JSON file per micro-batch, in arrival order, with increasing modification times."""
+    """Rows in arrival order, cut at random points into ``batches`` micro-batches."""
+    _write_splits(folder, rows, sorted(rng.sample(range(1, len(rows)), batches - 1)))
+
+
+def _write_splits(folder: Path, rows: list[tuple], cuts: list[int]) -> None:
+    """One JSON file per micro-batch (rows between cuts), with increasing modification times."""
     folder.mkdir(parents=True)
-    cuts = sorted(rng.sample(range(1, len(rows)), batches - 1))
     for i, (lo, hi) in enumerate(zip([0] + cuts, cuts + [len(rows)])):
         path = folder / f"part-{i:04d}.json"
         path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n" for r in rows[lo:hi]))
@@ -271,11 +275,7 @@ def test_late_rows_behind_the_watermark_reach_the_engine(spark, tmp_path):
     # streamwin's engine sees it and passes it through as `late`: nothing is lost.
     rows = [("a", 1, 0, 1, False), ("a", 25, 1, 2, False), ("a", 9, 2, 4, False), ("a", 40, 3, 8, False)]
     folder = tmp_path / "in"
-    folder.mkdir()
-    for i, r in enumerate(rows):
-        path = folder / f"part-{i}.json"
-        path.write_text(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n")
-        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    _write_splits(folder, rows, list(range(1, len(rows))))  # a micro-batch per row
     w = sw.tumbling("ts", "10 seconds", order_by="seq", late="passthrough")
     out = _agg(lambda: w)(_source(spark, folder, "2 seconds"))
     result = _run_to_end(spark, out, tmp_path / "checkpoint", "append", metrics := {})
@@ -359,11 +359,7 @@ def test_sessions_with_max_duration_need_event_time_order_across_micro_batches(s
     # eKuiper's cut rule follows event time: a row older than its key's latest is late (counted).
     rows = [("a", 1, 0, 1, False), ("a", 5, 1, 2, False), ("a", 3, 2, 4, False), ("a", 30, 3, 8, False)]
     folder = tmp_path / "in"
-    folder.mkdir()
-    for i, r in enumerate(rows):
-        path = folder / f"part-{i}.json"
-        path.write_text(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n")
-        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    _write_splits(folder, rows, list(range(1, len(rows))))  # a micro-batch per row
     out = _agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds"))(_source(spark, folder, None))
     result = _run_to_end(spark, out, tmp_path / "checkpoint", "append", metrics := {})
     assert [(r.window.start.timestamp(), r.window.end.timestamp(), r.sv) for r in result] == [(1.0, 11.0, 3)]
