@@ -183,6 +183,8 @@ def main() -> None:
     parser.add_argument("--stream-rows", type=int, default=2_000_000, help="rows of the streaming cases")
     parser.add_argument("--stream-batches", type=int, default=8, help="micro-batches of the streaming cases")
     parser.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated texts")
+    parser.add_argument("--no-save", action="store_true",
+                        help="do not write benchmarks/results/latest.json (bin/demo's short run keeps the reference table)")
     args = parser.parse_args()
 
     builder = (SparkSession.builder.master("local[2]").appName("streamwin-benchmarks")
@@ -233,9 +235,10 @@ def main() -> None:
     if "hopping 60s/1s" in by_name and "tumbling 10s" in by_name:
         own = by_name["hopping 60s/1s"]["streamwin_s"] / by_name["tumbling 10s"]["streamwin_s"]
         print(f"hopping 60s/1s takes {own:.2f}x streamwin's own tumbling 10s time (goal <= 2x)")
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(results, indent=2))
+    if not args.no_save:
+        out = Path(__file__).resolve().parent / "results"
+        out.mkdir(exist_ok=True)
+        (out / "latest.json").write_text(json.dumps(results, indent=2))
     spark.stop()
 
 
