@@ -1,10 +1,35 @@
-// streamwin: Scala core built into dist/streamwin.jar (and bundled into the Python package).
+// streamwin: the Scala core, built into one jar per supported Spark line (dist/streamwin-spark<line>_2.13.jar)
+// and bundled into the Python package, which picks the jar matching the installed pyspark.
+//
+// Sources: jvm/src/{main,test}/scala is shared by every line; jvm/spark-<line>/src/{main,test}/scala holds the
+// little that differs between Spark lines (internal APIs that moved). A line compiles with its own
+// folder or, where it has none, the nearest older line's (4.2 and 4.3 use spark-4.1's: nothing that
+// streamwin reaches changed after 4.1). Spark's jars come from pyspark (see project/SparkReleases.scala).
 
-// The Spark version is pinned once, in python/requirements.txt, so pip and sbt can never disagree.
-val sparkVersion: String = {
+// The default Spark release is pinned once, in python/requirements.txt, so pip and sbt never disagree.
+val pinnedRelease: String = {
   val pin = IO.readLines(file("python/requirements.txt")).map(_.trim).find(_.startsWith("pyspark=="))
   pin.map(_.stripPrefix("pyspark==")).getOrElse(sys.error("python/requirements.txt must pin pyspark==<version>"))
 }
+
+// Every supported Spark line: the release its jar is built against, and that release's Scala version.
+// The default line builds against the pin; SPARK_VERSION=<release> builds and tests another release of its line.
+val supportedLines: Seq[(String, (String, String))] = Seq(
+  "4.0" -> ("4.0.5", "2.13.16"),
+  "4.1" -> ("4.1.4", "2.13.17"),
+  "4.2" -> ("4.2.1", "2.13.18"),
+  "4.3" -> (pinnedRelease, "2.13.18")
+)
+val defaultLine: String = SparkReleases.lineOf(pinnedRelease)
+val requestedRelease: Option[String] = sys.env.get("SPARK_VERSION").map(_.trim).filter(_.nonEmpty)
+val selectedLine: String = {
+  val line = requestedRelease.map(SparkReleases.lineOf).getOrElse(defaultLine)
+  if (!supportedLines.exists(_._1 == line))
+    sys.error(s"SPARK_VERSION=${requestedRelease.get}: Spark $line is not supported (supported: ${supportedLines.map(_._1).mkString(", ")})")
+  line
+}
+def releaseOf(line: String): String =
+  requestedRelease.filter(SparkReleases.lineOf(_) == line).getOrElse(supportedLines.toMap.apply(line)._1)
 
 // Spark on Java 17 needs these in every JVM that runs it (the list Spark's own build uses).
 val sparkJavaOptions = Seq(
@@ -28,36 +53,104 @@ val sparkJavaOptions = Seq(
   "-Dio.netty.tryReflectionSetAccessible=true"
 )
 
-lazy val dist = taskKey[File]("Builds dist/streamwin.jar and copies it into the Python package.")
+lazy val sparkRelease = settingKey[String]("The Spark release this line's jar is compiled and tested against.")
+lazy val sparkJarsFolder = taskKey[File]("The folder holding that release's jars.")
+lazy val dist = taskKey[File]("Builds dist/streamwin-spark<line>_2.13.jar and bundles it into the Python package.")
+lazy val distAll = taskKey[Seq[File]]("Builds the jar of every supported Spark line.")
 
+val streamwinVersion = "0.1.0"
+
+// The version-specific source folder of a line: its own, or the nearest older line's.
+def shimFolder(root: File, line: String, config: String): File = {
+  def number(l: String) = l.split('.').map(_.toInt) match { case Array(major, minor) => major * 1000 + minor }
+  val folders = IO.listFiles(root / "jvm", (f: File) => f.getName.startsWith("spark-") && f.isDirectory)
+    .map(f => f.getName.stripPrefix("spark-") -> f).filter { case (l, _) => number(l) <= number(line) }
+  if (folders.isEmpty) sys.error(s"no jvm/spark-<line> source folder for Spark $line or an older line")
+  folders.maxBy { case (l, _) => number(l) }._2 / "src" / config / "scala"
+}
+
+def sparkLineProject(line: String, scalaRelease: String): Project =
+  Project(s"spark${line.filter(_.isDigit)}", file(s"target/spark-$line"))
+    .settings(
+      target := baseDirectory.value,
+      name := "streamwin",
+      organization := "io.streamwin",
+      version := streamwinVersion,
+      scalaVersion := scalaRelease,
+      sparkRelease := releaseOf(line),
+      scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
+      Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main")),
+      Compile / unmanagedResourceDirectories += (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "resources",
+      Test / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "scala",
+        shimFolder((ThisBuild / baseDirectory).value, line, "test")),
+      Test / unmanagedResourceDirectories += (ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "resources",
+      // The Spark line the jar is built for, checked when the extension registers.
+      Compile / sourceGenerators += Def.task {
+        val out = (Compile / sourceManaged).value / "streamwin" / "BuildInfo.scala"
+        IO.write(out,
+          s"""package streamwin
+             |
+             |/** What this jar was built for (generated by build.sbt). */
+             |object BuildInfo {
+             |  val Version: String = "${version.value}"
+             |  val SparkLine: String = "$line"
+             |  val SparkRelease: String = "${sparkRelease.value}"
+             |  val ScalaBinaryVersion: String = "${scalaBinaryVersion.value}"
+             |  val SupportedLines: Seq[String] = Seq(${supportedLines.map(l => "\"" + l._1 + "\"").mkString(", ")})
+             |}
+             |""".stripMargin)
+        Seq(out)
+      }.taskValue,
+      sparkJarsFolder := {
+        val folder = SparkReleases.jarsFolder((ThisBuild / baseDirectory).value, sparkRelease.value, streams.value.log)
+        val built = SparkReleases.scalaVersionOf(folder)
+        if (built != scalaVersion.value)
+          sys.error(s"Spark ${sparkRelease.value} was built with Scala $built; build.sbt compiles line $line with ${scalaVersion.value}")
+        folder
+      },
+      // Spark is provided by the cluster: on the compile and test classpaths, never in the jar.
+      Compile / unmanagedJars ++= SparkReleases.sparkJars(sparkJarsFolder.value).map(Attributed.blank),
+      libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      Compile / packageBin / artifactPath :=
+        (ThisBuild / baseDirectory).value / "dist" / s"streamwin-spark${line}_${scalaBinaryVersion.value}.jar",
+      Compile / packageBin / packageOptions += Package.ManifestAttributes(
+        "Implementation-Title" -> "streamwin",
+        "Implementation-Version" -> version.value,
+        "Spark-Line" -> line,
+        "Spark-Version" -> sparkRelease.value,
+        "Scala-Binary-Version" -> scalaBinaryVersion.value
+      ),
+      Test / fork := true,
+      Test / parallelExecution := false,
+      Test / javaOptions ++= Seq("-Xmx3g", "-Xss4m") ++ sparkJavaOptions,
+      Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+      dist := {
+        val jar = (Compile / packageBin).value
+        val base = (ThisBuild / baseDirectory).value
+        val targets = Seq(base / "python" / "streamwin" / "jars" / jar.getName) ++
+          (if (line == defaultLine) Seq(base / "dist" / "streamwin.jar") else Nil)
+        // Copy only when changed: a running Spark may have the bundled jar open.
+        for (target <- targets if !target.exists || !(Hash(jar) sameElements Hash(target))) IO.copyFile(jar, target)
+        streams.value.log.info(s"Spark ${sparkRelease.value}: $jar -> ${targets.mkString(", ")}")
+        jar
+      }
+    )
+
+lazy val spark40 = sparkLineProject("4.0", supportedLines.toMap.apply("4.0")._2)
+lazy val spark41 = sparkLineProject("4.1", supportedLines.toMap.apply("4.1")._2)
+lazy val spark42 = sparkLineProject("4.2", supportedLines.toMap.apply("4.2")._2)
+lazy val spark43 = sparkLineProject("4.3", supportedLines.toMap.apply("4.3")._2)
+lazy val lineProjects = Map("4.0" -> spark40, "4.1" -> spark41, "4.2" -> spark42, "4.3" -> spark43)
+
+// The root builds nothing itself: `dist` and `test` run on the selected line (the pin's, or
+// SPARK_VERSION's), `distAll` builds every line's jar (what the wheel bundles).
 lazy val root = (project in file("."))
   .settings(
-    name := "streamwin",
-    organization := "io.streamwin",
-    version := "0.1.0",
-    scalaVersion := "2.13.16",
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
-    Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
-    Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
-    Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
-    Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
-    libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
-    ),
-    // Spark and scala-library are on every Spark classpath already: the jar holds only our classes.
-    Compile / packageBin / artifactPath := baseDirectory.value / "dist" / "streamwin.jar",
-    Compile / packageBin / packageOptions += Package.ManifestAttributes("Spark-Version" -> sparkVersion),
-    Test / fork := true,
-    Test / parallelExecution := false,
-    Test / javaOptions ++= Seq("-Xmx3g", "-Xss4m") ++ sparkJavaOptions,
-    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    dist := {
-      val jar = (Compile / packageBin).value
-      val bundled = baseDirectory.value / "python" / "streamwin" / "jars" / "streamwin.jar"
-      // Copy only when changed: a running Spark may have the bundled jar open.
-      if (!bundled.exists || !(Hash(jar) sameElements Hash(bundled))) IO.copyFile(jar, bundled)
-      streams.value.log.info(s"streamwin.jar -> $jar and $bundled (Spark $sparkVersion)")
-      jar
-    }
+    name := "streamwin-build",
+    publish / skip := true,
+    dist := (lineProjects(selectedLine) / dist).value,
+    Test / test := (lineProjects(selectedLine) / Test / test).value,
+    Test / testOnly := (lineProjects(selectedLine) / Test / testOnly).evaluated,
+    Compile / compile := (lineProjects(selectedLine) / Compile / compile).value,
+    distAll := Seq((spark40 / dist).value, (spark41 / dist).value, (spark42 / dist).value, (spark43 / dist).value)
   )

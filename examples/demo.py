@@ -1,6 +1,6 @@
 """streamwin demo: windows over a replay of sensor readings (examples/data/sensor_readings.csv).
 
-Run it with `bin/demo` (which also builds everything), or on any Spark 4 with the jar:
+Run it with `bin/demo` (which also builds everything), or on Spark 4.3 with the default line's jar:
     spark-submit --jars dist/streamwin.jar examples/demo.py
 """
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import streamwin as sw
+from streamwin._jar import SUPPORTED_SPARK_LINES, spark_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
@@ -79,5 +80,36 @@ def test_local_cluster_executors_load_the_jar(tmp_path):
 
 
 def test_jar_path_is_bundled_in_the_package():
+    import pyspark
+
     assert Path(sw.jar_path()).is_file()
-    assert Path(sw.jar_path()).name == "streamwin.jar"
+    assert Path(sw.jar_path()).name == f"streamwin-spark{spark_line(pyspark.__version__)}_2.13.jar"
+    assert Path(sw.jar_path()).parent == Path(sw.__file__).parent / "jars"
+
+
+MISMATCH_APP = textwrap.dedent(
+    """
+    from pyspark.sql import SparkSession
+    spark = SparkSession.builder.appName("streamwin-wrong-line").getOrCreate()
+    spark.sql("SELECT sw_count(3, 'order_by', id) AS w FROM range(10)").collect()
+    """
+)
+
+
+def test_a_jar_of_another_spark_line_fails_when_the_extension_registers(tmp_path):
+    import pyspark
+
+    running = spark_line(pyspark.__version__)
+    other = next(line for line in SUPPORTED_SPARK_LINES if line != running)
+    app = tmp_path / "app.py"
+    app.write_text(MISMATCH_APP)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    cmd = [str(SPARK_SUBMIT), "--master", "local[1]", "--jars", sw.jar_path(f"{other}.0"),
+           "--conf", "spark.ui.enabled=false", str(app)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (f"streamwin: this jar (streamwin-spark{other}_2.13.jar, streamwin {sw.__version__}) is built for "
+            f"Spark {other}, but Spark {pyspark.__version__} is running: use streamwin-spark{running}_2.13.jar "
+            "instead (in Python, streamwin.configure(builder) picks it)") in output
+    assert "NoClassDefFoundError" not in output and "NoSuchMethodError" not in output

@@ -15,12 +15,12 @@ windows holding it::
     df.groupBy("sensor", sw.tumbling("ts", "10 seconds")).agg(F.avg("temp")).show()
 """
 
-from streamwin._jar import configure, jar_path
+from streamwin._jar import SUPPORTED_SPARK_LINES, UnsupportedSparkVersionError, configure, jar_path
 from streamwin.metrics import window_metrics
 from streamwin.windows import count, delta, hopping, interval, punctuation, session, sliding, split, timer, tumbling
 
 __all__ = [
     "configure", "jar_path", "tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta",
-    "punctuation", "window_metrics",
+    "punctuation", "window_metrics", "SUPPORTED_SPARK_LINES", "UnsupportedSparkVersionError",
 ]
 __version__ = "0.1.0"

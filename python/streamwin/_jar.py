@@ -1,35 +1,102 @@
-"""Finding the bundled ``streamwin.jar`` and adding it to a SparkSession builder."""
+"""Finding the ``streamwin`` jar that matches the installed Spark, and adding it to a SparkSession builder.
+
+The package bundles one jar per supported Spark line (``jars/streamwin-spark4.3_2.13.jar``, ...):
+Spark's internal APIs differ between lines, so each line has its own build.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Optional
 
 from pyspark.sql import SparkSession
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
+#: The Spark lines (major.minor) this release of streamwin supports; the wheel bundles a jar for each.
+SUPPORTED_SPARK_LINES = ("4.0", "4.1", "4.2", "4.3")
+SCALA_BINARY_VERSION = "2.13"
 
-def jar_path() -> str:
-    """Return the path of the ``streamwin.jar`` that ships with this package.
 
-    ``STREAMWIN_JAR`` overrides it (for a jar built elsewhere).
+class UnsupportedSparkVersionError(RuntimeError):
+    """The running Spark is not one of the lines streamwin supports."""
+
+
+def spark_line(version: str) -> str:
+    """The ``major.minor`` line of a Spark version string: ``"4.3.0"`` gives ``"4.3"``.
 
     Example::
 
+        >>> from streamwin._jar import spark_line
+        >>> spark_line("4.1.4")
+        '4.1'
+    """
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if not match:
+        raise UnsupportedSparkVersionError(f"cannot read a Spark version from {version!r}")
+    return f"{match.group(1)}.{match.group(2)}"
+
+
+def jar_name(line: str) -> str:
+    """The file name of the jar built for a Spark line, e.g. ``streamwin-spark4.3_2.13.jar``."""
+    return f"streamwin-spark{line}_{SCALA_BINARY_VERSION}.jar"
+
+
+def _installed_spark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def _check_supported(version: str) -> str:
+    line = spark_line(version)
+    if line not in SUPPORTED_SPARK_LINES:
+        raise UnsupportedSparkVersionError(
+            f"streamwin does not support Spark {version} (the installed pyspark): it supports Spark "
+            + ", ".join(f"{l}.x" for l in SUPPORTED_SPARK_LINES)
+            + ". Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'."
+        )
+    return line
+
+
+def jar_path(spark_version: Optional[str] = None) -> str:
+    """Return the path of the bundled jar built for the installed Spark (or for ``spark_version``).
+
+    Pass it to ``spark-submit --jars`` or ``spark.jars``. ``STREAMWIN_JAR`` overrides it (for a jar
+    built elsewhere). A Spark line streamwin does not support raises
+    :class:`UnsupportedSparkVersionError`, naming the running version and the supported lines.
+
+    Example::
+
+        >>> import pyspark
         >>> import streamwin as sw
-        >>> sw.jar_path().endswith("streamwin.jar")
+        >>> from streamwin._jar import spark_line
+        >>> sw.jar_path().endswith(f"streamwin-spark{spark_line(pyspark.__version__)}_2.13.jar")
         True
+        >>> sw.jar_path("3.5.1")
+        Traceback (most recent call last):
+            ...
+        streamwin._jar.UnsupportedSparkVersionError: streamwin does not support Spark 3.5.1 (the installed pyspark): it supports Spark 4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'.
     """
     override = os.environ.get("STREAMWIN_JAR")
-    candidates = [Path(override)] if override else []
-    candidates += [_PACKAGE_DIR / "jars" / "streamwin.jar", _PACKAGE_DIR.parent.parent / "dist" / "streamwin.jar"]
+    if override:
+        if not Path(override).is_file():
+            raise FileNotFoundError(f"STREAMWIN_JAR={override} is not a file")
+        return override
+    version = spark_version or _installed_spark_version()
+    line = _check_supported(version)
+    name = jar_name(line)
+    # The installed package's jar, else (a source checkout) the one the build wrote to dist/.
+    candidates = [_PACKAGE_DIR / "jars" / name, _PACKAGE_DIR.parent.parent / "dist" / name]
     for candidate in candidates:
         if candidate.is_file():
             return str(candidate)
     raise FileNotFoundError(
-        "streamwin.jar not found (looked at " + ", ".join(map(str, candidates)) + "); "
-        "build it with `bin/sbt dist` or set STREAMWIN_JAR"
+        f"no streamwin jar for Spark {line} (looked at " + ", ".join(map(str, candidates)) + "); in a source "
+        f"checkout build it with `SPARK_VERSION={version} bin/sbt dist` (or every line with `bin/sbt distAll`), "
+        "or set STREAMWIN_JAR"
     )
 
 
@@ -39,14 +106,15 @@ _STATE_STORE_KEY = "spark.sql.streaming.stateStore.providerClass"
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
-    """Add the bundled ``streamwin.jar`` to a SparkSession builder and return the builder.
+    """Add the streamwin jar matching the installed Spark to a SparkSession builder and return it.
 
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
     ``SparkSessionExtensionsProvider`` service). Windows on streaming DataFrames keep their state in
     Spark's state store through ``transformWithState``, which needs the RocksDB state store provider:
     it is set too, unless the builder already names a provider (then a streaming window fails at
     analysis with a message saying how to fix it). Jars already in ``spark.jars`` are kept. Call it
-    before ``getOrCreate()``: a running session cannot load jars.
+    before ``getOrCreate()``: a running session cannot load jars. An unsupported Spark raises
+    :class:`UnsupportedSparkVersionError` here, naming the running version and the supported ones.
 
     Example::
 
@@ -54,7 +122,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         >>> import streamwin as sw
         >>> builder = sw.configure(SparkSession.builder.master("local[1]"))
         >>> spark = builder.getOrCreate()
-        >>> spark.conf.get("spark.jars").endswith("streamwin.jar")
+        >>> spark.conf.get("spark.jars").endswith("_2.13.jar")
         True
         >>> spark.conf.get("spark.sql.streaming.stateStore.providerClass").endswith("RocksDBStateStoreProvider")
         True

@@ -162,7 +162,7 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("streams from Scala: a user's split trigger and a Scala Aggregator keep their state across micro-batches") {
     import spark.implicits._
     implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
-    val input = org.apache.spark.sql.execution.streaming.MemoryStream[(String, Long, Int)]
+    val input = TestStreams.MemoryStream[(String, Long, Int)]
     val squares = udaf(SumOfSquares)
     val rows = (0L until 40L).map(i => (if (i % 3 == 0) "a" else "b", i, ((i * 37) % 23).toInt))
     val stream = input.toDF().toDF("k", "seq", "val")

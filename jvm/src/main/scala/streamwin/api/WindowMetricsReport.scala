@@ -4,8 +4,8 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.execution.streaming.{StreamExecution, StreamingQueryWrapper, TransformWithStateExec}
 import org.apache.spark.sql.streaming.StreamingQuery
+import org.apache.spark.sql.streamwin.StreamingInternals.{StreamExecution, StreamingQueryWrapper, TransformWithStateExec}
 
 import streamwin.execution.{StreamWindowExec, WindowStatefulProcessor}
 

@@ -1,0 +1,136 @@
+"""The wheel (bin/wheel): one file bundling a jar per supported Spark line, installed with pip next to
+the user's own pyspark; streamwin picks the jar of the installed Spark line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pyspark
+import pytest
+
+import streamwin as sw
+from streamwin import _jar
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _wheel() -> Path:
+    wheels = sorted((ROOT / "dist").glob("streamwin-*.whl"))
+    if len(wheels) != 1:
+        pytest.fail(f"expected one wheel in dist/, found {[w.name for w in wheels]}: build it with bin/wheel")
+    return wheels[0]
+
+
+def _manifest(jar_bytes: bytes) -> dict[str, str]:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(jar_bytes)) as jar:
+        lines = jar.read("META-INF/MANIFEST.MF").decode().splitlines()
+    return dict(line.split(": ", 1) for line in lines if ": " in line)
+
+
+def test_wheel_bundles_one_jar_per_supported_spark_line():
+    with zipfile.ZipFile(_wheel()) as wheel:
+        jars = sorted(n for n in wheel.namelist() if n.endswith(".jar"))
+        assert jars == sorted(f"streamwin/jars/{_jar.jar_name(line)}" for line in _jar.SUPPORTED_SPARK_LINES)
+        for line in _jar.SUPPORTED_SPARK_LINES:
+            manifest = _manifest(wheel.read(f"streamwin/jars/{_jar.jar_name(line)}"))
+            assert manifest["Spark-Line"] == line
+            assert _jar.spark_line(manifest["Spark-Version"]) == line
+            assert manifest["Scala-Binary-Version"] == "2.13"
+        metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+        requires = [l for l in wheel.read(metadata).decode().splitlines() if l.startswith("Requires-Dist:")]
+        # Any supported line, never a pin: the user's own pyspark stays.
+        assert requires == ["Requires-Dist: pyspark<4.4,>=4.0"]
+
+
+def test_jar_path_picks_the_jar_of_each_supported_line():
+    for version, line in [("4.0.5", "4.0"), ("4.1.0", "4.1"), ("4.2.1", "4.2"), ("4.3.0", "4.3")]:
+        assert Path(sw.jar_path(version)).name == f"streamwin-spark{line}_2.13.jar"
+    assert Path(sw.jar_path()).name == _jar.jar_name(_jar.spark_line(pyspark.__version__))
+
+
+@pytest.mark.parametrize("version", ["3.5.1", "4.4.0", "5.0.0"])
+def test_configure_rejects_an_unsupported_spark(monkeypatch, version):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(_jar, "_installed_spark_version", lambda: version)
+    with pytest.raises(_jar.UnsupportedSparkVersionError) as error:
+        sw.configure(SparkSession.builder)
+    assert str(error.value) == (
+        f"streamwin does not support Spark {version} (the installed pyspark): it supports Spark "
+        "4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'."
+    )
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, os
+    from pyspark.sql import SparkSession, functions as F
+    import streamwin as sw
+
+    spark = (sw.configure(SparkSession.builder.master("local[2]"))
+             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false").getOrCreate())
+    df = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (4), (12), (25) AS t(s)")
+    batch = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("s")).orderBy("window").collect()
+    df.createOrReplaceTempView("readings")
+    sql = spark.sql("SELECT sw_count(2, order_by => v) AS w, sum(v) AS s FROM readings "
+                    "GROUP BY sw_count(2, order_by => v) ORDER BY w").collect()
+    os.makedirs("incoming")
+    for i, seconds in enumerate([[1, 4], [12, 15], [31]]):
+        with open(f"incoming/part-{i}.json", "w") as f:
+            f.write("".join(json.dumps({"k": "a", "s": s}) + "\\n" for s in seconds))
+        os.utime(f"incoming/part-{i}.json", (1_000_000 + i, 1_000_000 + i))
+    stream = (spark.readStream.schema("k string, s long").option("maxFilesPerTrigger", 1).json("incoming")
+              .withColumn("ts", F.timestamp_seconds("s")))
+    query = (stream.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("s").alias("s"))
+             .writeStream.format("memory").queryName("wheel_stream").outputMode("append")
+             .option("checkpointLocation", "checkpoint").start())
+    query.processAllAvailable()
+    query.stop()
+    streamed = spark.table("wheel_stream").orderBy("window").collect()
+    print("RESULT " + json.dumps({
+        "module": sw.__file__,
+        "jar": sw.jar_path(),
+        "spark": spark.version,
+        "batch": [(r.window.start.second, r.window.kind, r.s) for r in batch],
+        "sql": [(r.w.start, r.w.end, r.w.kind, r.s) for r in sql],
+        "streamed": [(r.window.start.second, r.window.kind, r.s) for r in streamed],
+    }))
+    spark.stop()
+    """
+)
+
+
+def test_wheel_in_a_fresh_environment_with_only_pyspark(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    # The same pyspark as the tests run (pip's cache has it); then the wheel, with its dependencies resolved.
+    subprocess.run(pip + [f"pyspark=={pyspark.__version__}"], check=True, timeout=1200)
+    subprocess.run(pip + [str(_wheel())], check=True, timeout=600)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "STREAMWIN_JAR", "SPARK_HOME")}
+    env.update(PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
+    proc = subprocess.run([str(python), "app.py"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    result = json.loads(lines[-1][len("RESULT "):])
+    # Imported from the fresh environment, not from this repository.
+    assert Path(result["module"]).is_relative_to(venv)
+    assert Path(result["jar"]).is_relative_to(venv)
+    assert Path(result["jar"]).name == _jar.jar_name(_jar.spark_line(pyspark.__version__))
+    assert result["spark"] == pyspark.__version__
+    assert result["batch"] == [[0, "final", 5], [10, "final", 12], [20, "final", 25]]
+    assert result["sql"] == [[1, 4, "final", 5], [12, 25, "final", 37]]
+    # Windows [0, 10) and [10, 20) close when the last micro-batch moves the key's progress to 31 s.
+    assert result["streamed"] == [[0, "final", 5], [10, "final", 27]]
