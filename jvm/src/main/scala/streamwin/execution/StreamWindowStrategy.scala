@@ -24,6 +24,20 @@ object StreamWindowStrategy extends SparkStrategy {
       EventTimeReplayAssignExec(spec, policies, partitionBy, order.getOrElse(time), time, windowAttr,
         planLater(child)) :: Nil
 
+    // A tumbling window is one slice: plain (keys, window start) hash aggregation, partial before the
+    // shuffle and final after it, as Spark plans its own window(); no sort, no engine.
+    case WindowAggregate(spec: TimeWindowSpec, _, _, keys, time, _, windowAttr, functions, filters, resultAttrs, child)
+        if spec.size == spec.step =>
+      val rowCount = Count(Literal(1))
+      val aggregates = (functions :+ rowCount).zip(filters :+ None).map { case (f, filter) =>
+        AggregateExpression(f, Complete, isDistinct = false, filter)
+      }
+      val windowStart = Alias(SliceStart(time, spec.size, spec.alignment), "_sw_window_start")()
+      val grouping = keys :+ windowStart
+      val aggregate = AggUtils.planAggregateWithoutDistinct(
+        grouping, aggregates, grouping.map(_.toAttribute) ++ aggregates.map(_.resultAttribute), planLater(child)).head
+      TumblingWindowResultExec(spec, keys, windowAttr, resultAttrs, aggregate) :: Nil
+
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), _, _, keys, time, signal,
         windowAttr, functions, filters, resultAttrs, child) =>
       // Aligned windows and fixed-gap sessions pre-aggregate map-side per (key, slice) with Spark's own
