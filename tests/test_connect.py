@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+from app_snippets import TUMBLING_STREAM, TUMBLING_STREAM_RESULT
+
 SCRIPT = textwrap.dedent(
     """
     import json
@@ -26,21 +28,9 @@ SCRIPT = textwrap.dedent(
         error = None
     except AnalysisException as e:
         error = str(e).splitlines()[0]
-    # The same window on a stream: three files, one per micro-batch, through the server's state store.
     import os
-    os.makedirs("incoming")
-    for i, seconds in enumerate([[1, 4], [12, 15], [31]]):
-        with open(f"incoming/part-{i}.json", "w") as f:
-            f.write("".join(json.dumps({"k": "a", "s": s}) + "\\n" for s in seconds))
-        os.utime(f"incoming/part-{i}.json", (1_000_000 + i, 1_000_000 + i))
-    stream = (spark.readStream.schema("k string, s long").option("maxFilesPerTrigger", 1).json("incoming")
-              .withColumn("ts", F.timestamp_seconds("s")))
-    query = (stream.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("s").alias("s"))
-             .writeStream.format("memory").queryName("connect_stream").outputMode("append")
-             .option("checkpointLocation", "checkpoint").start())
-    query.processAllAvailable()
-    query.stop()
-    streamed = spark.table("connect_stream").orderBy("window").collect()
+    # The same window on a stream, through the server's state store.
+    # <tumbling stream>
     print("RESULT " + json.dumps({
         "streamed": [(r.window.start.second, r.window.kind, r.s) for r in streamed],
         "connect": type(spark).__module__,
@@ -51,7 +41,7 @@ SCRIPT = textwrap.dedent(
     }))
     spark.stop()
     """
-)
+).replace("# <tumbling stream>\n", TUMBLING_STREAM)
 
 
 def test_windows_under_spark_connect(tmp_path):
@@ -65,6 +55,5 @@ def test_windows_under_spark_connect(tmp_path):
     assert result["timed"] == [[0, "final", 5], [10, "final", 12]]
     assert result["counted"] == [[1, 4, "final", 5], [12, 12, "partial", 12]]
     assert result["split"] == [["final", 1], ["final", 4], ["partial", 12]]  # 4 and 12 each start a window
-    # Closed windows only: [30, 40) waits for a later row of the key.
-    assert result["streamed"] == [[0, "final", 5], [10, "final", 27]]
+    assert result["streamed"] == TUMBLING_STREAM_RESULT
     assert result["error"] == "sw_count: argument `size` must be a positive whole number of rows, got 0"

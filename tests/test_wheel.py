@@ -15,6 +15,7 @@ import pyspark
 import pytest
 
 import streamwin as sw
+from app_snippets import TUMBLING_STREAM, TUMBLING_STREAM_RESULT
 from streamwin import _jar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,19 +83,7 @@ SCRIPT = textwrap.dedent(
     df.createOrReplaceTempView("readings")
     sql = spark.sql("SELECT sw_count(2, order_by => v) AS w, sum(v) AS s FROM readings "
                     "GROUP BY sw_count(2, order_by => v) ORDER BY w").collect()
-    os.makedirs("incoming")
-    for i, seconds in enumerate([[1, 4], [12, 15], [31]]):
-        with open(f"incoming/part-{i}.json", "w") as f:
-            f.write("".join(json.dumps({"k": "a", "s": s}) + "\\n" for s in seconds))
-        os.utime(f"incoming/part-{i}.json", (1_000_000 + i, 1_000_000 + i))
-    stream = (spark.readStream.schema("k string, s long").option("maxFilesPerTrigger", 1).json("incoming")
-              .withColumn("ts", F.timestamp_seconds("s")))
-    query = (stream.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("s").alias("s"))
-             .writeStream.format("memory").queryName("wheel_stream").outputMode("append")
-             .option("checkpointLocation", "checkpoint").start())
-    query.processAllAvailable()
-    query.stop()
-    streamed = spark.table("wheel_stream").orderBy("window").collect()
+    # <tumbling stream>
     print("RESULT " + json.dumps({
         "module": sw.__file__,
         "jar": sw.jar_path(),
@@ -105,7 +94,7 @@ SCRIPT = textwrap.dedent(
     }))
     spark.stop()
     """
-)
+).replace("# <tumbling stream>\n", TUMBLING_STREAM)
 
 
 def test_wheel_in_a_fresh_environment_with_only_pyspark(tmp_path):
@@ -132,5 +121,4 @@ def test_wheel_in_a_fresh_environment_with_only_pyspark(tmp_path):
     assert result["spark"] == pyspark.__version__
     assert result["batch"] == [[0, "final", 5], [10, "final", 12], [20, "final", 25]]
     assert result["sql"] == [[1, 4, "final", 5], [12, 25, "final", 37]]
-    # Windows [0, 10) and [10, 20) close when the last micro-batch moves the key's progress to 31 s.
-    assert result["streamed"] == [[0, "final", 5], [10, "final", 27]]
+    assert result["streamed"] == TUMBLING_STREAM_RESULT
