@@ -102,7 +102,9 @@ object WindowFunctions {
     val period = a.duration("period", a.positional("period"))
     val policies = WindowPolicies.parse(a, orderGiven = false, WindowPolicies.timerSupport)
     // Without an arrival time, the whole input arrived at once: at the query's processing time.
-    StreamWindow(TimeWindowSpec(a.function, period, period, 0L), Seq(a.option("ingest_time").getOrElse(CurrentTimestamp())),
+    val ingestTime = a.option("ingest_time")
+    StreamWindow(TimeWindowSpec(a.function, period, period, 0L, processingTime = ingestTime.isEmpty),
+      Seq(ingestTime.getOrElse(CurrentTimestamp())),
       policies)
   }
 

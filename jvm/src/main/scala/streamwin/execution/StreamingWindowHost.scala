@@ -76,11 +76,7 @@ object StreamingWindowHost {
     // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
     // column, that column is the clock, as the event time of the other families.
     val isTimer = r.spec match {
-      case t: TimeWindowSpec if t.function == "sw_timer" =>
-        r.child.expressions.exists(_.exists {
-          case a: Alias => a.exprId == r.signal.map(_.exprId).orNull && a.child.isInstanceOf[CurrentTimestamp]
-          case _ => false
-        })
+      case t: TimeWindowSpec => t.processingTime
       case _ => false
     }
     val hasWatermark = r.child.exists(_.isInstanceOf[EventTimeWatermark])

@@ -12,8 +12,11 @@ sealed trait WindowSpec extends Serializable {
  * Aligned event-time windows (tumbling and hopping): windows start at `offset + k * step` for every
  * integer k and last `size`, as [start, end). All values in microseconds. A hopping window whose
  * step exceeds its size leaves gaps that belong to no window.
+ *
+ * @param processingTime the windows follow the query's processing time (`sw_timer` without an
+ *                       ingest_time column): on a stream, the clock that closes them is Spark's
  */
-final case class TimeWindowSpec(function: String, size: Long, step: Long, offset: Long)
+final case class TimeWindowSpec(function: String, size: Long, step: Long, offset: Long, processingTime: Boolean = false)
     extends WindowSpec {
   require(size > 0 && step > 0, "size and step must be positive")
 
