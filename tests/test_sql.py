@@ -6,6 +6,8 @@ import datetime as dt
 
 from pyspark.sql import Row
 
+import streamwin as sw
+
 
 def test_sql_tumbling_group_by(spark):
     spark.sql("""
@@ -49,3 +51,16 @@ def test_sql_count_with_named_arguments_and_select(spark):
 def test_functions_are_described(spark):
     text = "\n".join(r[0] for r in spark.sql("DESCRIBE FUNCTION EXTENDED sw_count").collect())
     assert "Count windows of size rows" in text and "Usage" in text
+
+
+def test_every_python_window_function_is_exported_and_calls_its_sql_function(spark):
+    import inspect
+
+    from streamwin import windows
+
+    public = sorted(n for n, f in vars(windows).items()
+                    if inspect.isfunction(f) and f.__module__ == windows.__name__ and not n.startswith("_"))
+    assert sorted(windows.__all__) == public
+    assert all(getattr(sw, name) is getattr(windows, name) for name in public)
+    registered = {r.function for r in spark.sql("SHOW FUNCTIONS LIKE 'sw_*'").collect()}
+    assert registered == {f"sw_{name}" for name in public}

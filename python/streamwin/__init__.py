@@ -17,10 +17,9 @@ windows holding it::
 
 from streamwin._jar import SUPPORTED_SPARK_LINES, UnsupportedSparkVersionError, configure, jar_path
 from streamwin.metrics import window_metrics
-from streamwin.windows import count, delta, hopping, interval, punctuation, session, sliding, split, timer, tumbling
+from streamwin import windows as _windows
+from streamwin.windows import *  # noqa: F401,F403 (the window functions, listed in windows.__all__)
 
-__all__ = [
-    "configure", "jar_path", "tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta",
-    "punctuation", "window_metrics", "SUPPORTED_SPARK_LINES", "UnsupportedSparkVersionError",
-]
+__all__ = ["configure", "jar_path", "window_metrics", "SUPPORTED_SPARK_LINES", "UnsupportedSparkVersionError",
+           *_windows.__all__]
 __version__ = "0.1.0"

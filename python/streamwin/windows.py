@@ -44,6 +44,9 @@ from typing import Iterable, Optional, Union
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+# The window functions, re-exported by the package (a new family adds its function here only).
+__all__ = ["tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta", "punctuation"]
+
 ColumnOrName = Union[Column, str]
 DurationLike = Union[str, datetime.timedelta]
 
