@@ -69,14 +69,14 @@ def shimFolder(root: File, line: String, config: String): File = {
   folders.maxBy { case (l, _) => number(l) }._2 / "src" / config / "scala"
 }
 
-def sparkLineProject(line: String, scalaRelease: String): Project =
+def sparkLineProject(line: String): Project =
   Project(s"spark${line.filter(_.isDigit)}", file(s"target/spark-$line"))
     .settings(
       target := baseDirectory.value,
       name := "streamwin",
       organization := "io.streamwin",
       version := streamwinVersion,
-      scalaVersion := scalaRelease,
+      scalaVersion := supportedLines.toMap.apply(line)._2,
       sparkRelease := releaseOf(line),
       scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
       Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main")),
@@ -136,10 +136,10 @@ def sparkLineProject(line: String, scalaRelease: String): Project =
       }
     )
 
-lazy val spark40 = sparkLineProject("4.0", supportedLines.toMap.apply("4.0")._2)
-lazy val spark41 = sparkLineProject("4.1", supportedLines.toMap.apply("4.1")._2)
-lazy val spark42 = sparkLineProject("4.2", supportedLines.toMap.apply("4.2")._2)
-lazy val spark43 = sparkLineProject("4.3", supportedLines.toMap.apply("4.3")._2)
+lazy val spark40 = sparkLineProject("4.0")
+lazy val spark41 = sparkLineProject("4.1")
+lazy val spark42 = sparkLineProject("4.2")
+lazy val spark43 = sparkLineProject("4.3")
 lazy val lineProjects = Map("4.0" -> spark40, "4.1" -> spark41, "4.2" -> spark42, "4.3" -> spark43)
 
 // The root builds nothing itself: `dist` and `test` run on the selected line (the pin's, or
