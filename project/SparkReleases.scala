@@ -27,7 +27,7 @@ object SparkReleases {
     val installed = IO.listFiles(root, (f: File) => f.isDirectory && f.getName.startsWith(".venv")).toSeq
       .flatMap(venv => (venv / "lib" * "python3*" / "site-packages" / "pyspark" / "jars").get())
       .find(jars => (jars / s"spark-core_2.13-$release.jar").isFile)
-    installed.getOrElse(cached(release, log))
+    installed.getOrElse(cached(root, release, log))
   }
 
   /** The Scala version Spark's jars were built with (the compiler must be that version). */
@@ -40,34 +40,51 @@ object SparkReleases {
     IO.listFiles(jars).toSeq.filter(f => f.getName.endsWith(".jar") && !f.getName.matches("scala-(library|reflect|compiler)-.*"))
       .sortBy(_.getName)
 
-  private def cached(release: String, log: Logger): File = {
+  private def cached(root: File, release: String, log: Logger): File = {
     val cacheRoot = sys.env.get("STREAMWIN_SPARK_CACHE").map(file)
       .getOrElse(file(sys.props("user.home")) / ".cache" / "streamwin" / "spark")
     val target = cacheRoot / release / "jars"
-    if (!(target / s"spark-core_2.13-$release.jar").isFile) {
-      log.info(s"Fetching Spark $release's jars (pyspark $release from the Python package index) into $target")
+    def complete = (target / s"spark-core_2.13-$release.jar").isFile
+    if (!complete) {
       IO.createDirectory(cacheRoot)
-      // Unpacked next to the cache folder, so the final rename stays on one file system.
-      val tmp = IO.createUniqueDirectory(cacheRoot)
+      // One fetch at a time per release (the cache is shared by every clone): a build that waited
+      // finds the folder complete; leftovers of a build killed half way are removed.
+      val lock = new java.io.RandomAccessFile(cacheRoot / s".$release.lock", "rw")
       try {
-        val python = sys.env.getOrElse("PYTHON", "python3")
-        val download = Seq(python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-          "--no-binary", ":all:", "-d", tmp.getPath, s"pyspark==$release")
-        if (download.! != 0) sys.error(s"could not download pyspark==$release (${download.mkString(" ")})")
-        val archive = IO.listFiles(tmp).find(_.getName.startsWith("pyspark"))
-          .getOrElse(sys.error(s"pip downloaded no pyspark archive for $release"))
-        val unpacked = tmp / "unpacked"
-        IO.createDirectory(unpacked)
-        val untar = Seq("tar", "-xzf", archive.getPath, "-C", unpacked.getPath, "--wildcards", "*/deps/jars/*.jar")
-        if (untar.! != 0) sys.error(s"could not unpack Spark's jars from $archive")
-        val jars = (unpacked * "pyspark-*" / "deps" / "jars").get().headOption
-          .getOrElse(sys.error(s"$archive has no deps/jars folder"))
-        IO.createDirectory(target.getParentFile)
-        IO.delete(target)
-        // A rename, so a build stopped half way never leaves a partial folder behind.
-        Files.move(jars.toPath, target.toPath, StandardCopyOption.ATOMIC_MOVE)
-      } finally IO.delete(tmp)
+        val held = lock.getChannel.lock()
+        try if (!complete) fetch(root, release, cacheRoot, target, log)
+        finally held.release()
+      } finally lock.close()
     }
     target
+  }
+
+  private def fetch(root: File, release: String, cacheRoot: File, target: File, log: Logger): Unit = {
+    log.info(s"Fetching Spark $release's jars (pyspark $release from the Python package index) into $target")
+    IO.listFiles(cacheRoot, (f: File) => f.getName.startsWith(s".tmp-$release-")).foreach(IO.delete)
+    // Unpacked next to the cache folder, so the final rename stays on one file system.
+    val tmp = Files.createTempDirectory(cacheRoot.toPath, s".tmp-$release-").toFile
+    try {
+      // The project's environment has pip; a bare system python may not.
+      val python = (root / ".venv" / "bin" / "python") match {
+        case venv if venv.isFile => venv.getPath
+        case _ => sys.env.getOrElse("PYTHON", "python3")
+      }
+      val download = Seq(python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+        "--no-binary", ":all:", "-d", tmp.getPath, s"pyspark==$release")
+      if (download.! != 0) sys.error(s"could not download pyspark==$release (${download.mkString(" ")})")
+      val archive = IO.listFiles(tmp).find(_.getName.startsWith("pyspark"))
+        .getOrElse(sys.error(s"pip downloaded no pyspark archive for $release"))
+      val unpacked = tmp / "unpacked"
+      IO.createDirectory(unpacked)
+      val untar = Seq("tar", "-xzf", archive.getPath, "-C", unpacked.getPath, "--wildcards", "*/deps/jars/*.jar")
+      if (untar.! != 0) sys.error(s"could not unpack Spark's jars from $archive")
+      val jars = (unpacked * "pyspark-*" / "deps" / "jars").get().headOption
+        .getOrElse(sys.error(s"$archive has no deps/jars folder"))
+      IO.createDirectory(target.getParentFile)
+      IO.delete(target) // an incomplete folder (the lock makes sure no other build is writing it)
+      // A rename, so a build stopped half way never leaves a partial folder behind.
+      Files.move(jars.toPath, target.toPath, StandardCopyOption.ATOMIC_MOVE)
+    } finally IO.delete(tmp)
   }
 }

@@ -50,11 +50,12 @@ def _installed_spark_version() -> str:
     return pyspark.__version__
 
 
-def _check_supported(version: str) -> str:
+def _check_supported(version: str, installed: bool) -> str:
     line = spark_line(version)
     if line not in SUPPORTED_SPARK_LINES:
         raise UnsupportedSparkVersionError(
-            f"streamwin does not support Spark {version} (the installed pyspark): it supports Spark "
+            f"streamwin does not support Spark {version}{' (the installed pyspark)' if installed else ''}: "
+            "it supports Spark "
             + ", ".join(f"{l}.x" for l in SUPPORTED_SPARK_LINES)
             + ". Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'."
         )
@@ -78,7 +79,7 @@ def jar_path(spark_version: Optional[str] = None) -> str:
         >>> sw.jar_path("3.5.1")
         Traceback (most recent call last):
             ...
-        streamwin._jar.UnsupportedSparkVersionError: streamwin does not support Spark 3.5.1 (the installed pyspark): it supports Spark 4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'.
+        streamwin._jar.UnsupportedSparkVersionError: streamwin does not support Spark 3.5.1: it supports Spark 4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'.
     """
     override = os.environ.get("STREAMWIN_JAR")
     if override:
@@ -86,7 +87,7 @@ def jar_path(spark_version: Optional[str] = None) -> str:
             raise FileNotFoundError(f"STREAMWIN_JAR={override} is not a file")
         return override
     version = spark_version or _installed_spark_version()
-    line = _check_supported(version)
+    line = _check_supported(version, installed=spark_version is None)
     name = jar_name(line)
     # The installed package's jar, else (a source checkout) the one the build wrote to dist/.
     candidates = [_PACKAGE_DIR / "jars" / name, _PACKAGE_DIR.parent.parent / "dist" / name]
