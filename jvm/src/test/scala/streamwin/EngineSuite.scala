@@ -109,13 +109,21 @@ class EngineSuite extends AnyFunSuite {
 
   /** Replays seconds `times` (value = time) through aligned windows; outputs (start s, kind, members s). */
   private def replay(size: Long, step: Long, policies: WindowPolicies, times: Seq[Long]): (Seq[(Long, String, Seq[Long])], RowWindowEngine) = {
-    val out = scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()
     val s = 1000000L
-    val engine = new TimeWindowReplayEngine(TimeWindowSpec("sw_hopping", size * s, step * s, 0), policies, () => new Recorder(out))
+    val members = CollectList(v)
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val blueprint = streamwin.execution.WindowEngineBlueprint(TimeWindowSpec("sw_hopping", size * s, step * s, 0), policies,
+      Seq(v), Seq(window, AttributeReference("members", members.dataType)()), Some((Seq(members), Seq(None))))
+    val out = scala.collection.mutable.ArrayBuffer[(Long, String, Seq[Long])]()
+    val engine = blueprint.wire(() => InternalRow.empty, { r =>
+      val w = r.getStruct(0, 3)
+      out += ((w.getLong(0) / s, w.getUTF8String(2).toString, r.getArray(1).toLongArray().toSeq))
+    }).newEngine()
     engine.startKey()
     times.foreach(t => engine.addRow(t, t * s, row(t)))
     engine.finishKey()
-    (out.map(w => (w._1.asInstanceOf[Long] / s, w._3, w._4)).toSeq, engine)
+    (out.toSeq, engine)
   }
 
   test("KX lateness: 10 s windows, 2 s lateness, rows one by one at 0 4 3 8 10 1 12 9 20 18 25") {

@@ -3,6 +3,7 @@ package streamwin.engine
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.spec.{SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, WindowSpec}
 
@@ -196,4 +197,79 @@ final class SessionWindowEngine(
     evaluator.merge(merged, pending)
     pending = null
   }
+}
+
+/**
+ * Sessions with a maximum duration or a dynamic gap, fed row by row in event-time order by a
+ * streaming host (a batch input pre-aggregates slices for [[SessionWindowEngine]] instead). Each
+ * row is a slice of that same engine, which holds the session rules (eKuiper's max-duration cut
+ * included), so both hosts cut sessions alike. The row's order is its event time; `signal` is its
+ * gap in µs for a dynamic gap (rows without a positive gap are in no session). A row older than the
+ * key's progress cannot be placed any more: it is late (these sessions take no policies). Spark's
+ * watermark closes a session whose end it passed as the end of a batch input does.
+ */
+final class OrderedSessionEngine(
+    spec: SessionWindowSpec,
+    evaluator: AggregateEvaluator,
+    emit: (Any, Any, UTF8String, InternalRow) => Unit) extends RowWindowEngine {
+
+  private val reach = new SliceReach
+  private val sessions = new SessionWindowEngine(spec, evaluator,
+    SessionSliceBounds(SliceTime, SliceTime, reach), new FinalOutput)
+  private var progress = Long.MinValue
+
+  /** Outputs a closed session as `final`. */
+  private final class FinalOutput extends ((Long, Long, InternalRow) => Unit) with Serializable {
+    override def apply(start: Long, end: Long, values: InternalRow): Unit = {
+      emit(start, end, WindowKind.Final, values)
+      countEmitted()
+    }
+  }
+
+  override def startKey(): Unit = {
+    progress = Long.MinValue
+    sessions.startKey()
+  }
+
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = {
+    val time = order.asInstanceOf[Long]
+    val gap = if (!spec.dynamicGap) spec.gap else if (signal == null) 0L else signal.asInstanceOf[Long]
+    if (gap <= 0) return false // in no session: skipped
+    if (time < progress) {
+      late += 1
+      return false
+    }
+    val slice = evaluator.newBuffer()
+    evaluator.update(slice, row)
+    reach.value = time + gap
+    sessions.addSlice(time, slice)
+    progress = time
+    held(sessions.peakBuffered)
+    true
+  }
+
+  override def finishKey(): Unit = {
+    sessions.finishKey()
+    startKey()
+  }
+
+  override def advanceTo(watermark: Long): Unit = if (watermark > progress) {
+    progress = watermark
+    if (watermark >= sessions.openEnd) sessions.finishKey()
+  }
+
+  override def nextDeadline: Long = sessions.openEnd
+
+  override def forgettable(watermark: Long): Boolean = sessions.openEnd == Long.MaxValue && progress <= watermark
+}
+
+/** A slice's first and last row time: a slice here is one timestamp. */
+private object SliceTime extends ((Long, InternalRow) => Long) with Serializable {
+  override def apply(time: Long, buffer: InternalRow): Long = time
+}
+
+/** How far the row being added reaches (its time + gap). */
+private final class SliceReach extends ((Long, InternalRow) => Long) with Serializable {
+  var value = 0L
+  override def apply(time: Long, buffer: InternalRow): Long = value
 }

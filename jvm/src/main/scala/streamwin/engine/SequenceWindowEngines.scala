@@ -8,18 +8,6 @@ import org.apache.spark.unsafe.types.UTF8String
 import streamwin.spec._
 
 /**
- * What a count or data window holds while it is open: an aggregate (groupBy) or the rows themselves
- * (select, which tags every member row with its window).
- */
-trait WindowContents extends Serializable {
-  def append(row: InternalRow): Unit
-  def evictOldest(): Unit
-  def clear(): Unit
-  /** Outputs the window made of every row currently held. */
-  def emit(start: Any, end: Any, kind: UTF8String): Unit
-}
-
-/**
  * A per-key state machine over rows in arrival (`order_by`) order. The host resets it per key,
  * feeds every row of the key with a non-null order, and finishes the key at the end of its input.
  */
@@ -332,45 +320,4 @@ final class DataWindowEngine(spec: SequenceWindowSpec, contents: WindowContents,
     members = 0
     buffered = 0
   }
-}
-
-/** Contents for groupBy: overlapping windows share one FIFO of per-row aggregates. */
-final class AggregatedContents(evaluator: AggregateEvaluator, out: (Any, Any, UTF8String, InternalRow) => Unit)
-    extends WindowContents {
-  private val fifo = new FifoAggregator(evaluator)
-  override def append(row: InternalRow): Unit = {
-    val buffer = evaluator.newBuffer()
-    evaluator.update(buffer, row)
-    fifo.push(buffer)
-  }
-  override def evictOldest(): Unit = fifo.evictOldest()
-  override def clear(): Unit = fifo.clear()
-  override def emit(start: Any, end: Any, kind: UTF8String): Unit = out(start, end, kind, fifo.result())
-}
-
-/**
- * Contents for groupBy when windows do not overlap: one running buffer, updated in place, is all
- * that is needed.
- */
-final class RunningContents(evaluator: AggregateEvaluator, out: (Any, Any, UTF8String, InternalRow) => Unit)
-    extends WindowContents {
-  private val buffer = evaluator.newBuffer()
-  private var held = 0L
-  override def append(row: InternalRow): Unit = { evaluator.update(buffer, row); held += 1 }
-  override def evictOldest(): Unit = {
-    // Disjoint windows are only ever evicted whole, right after they are emitted (or cleared).
-    held -= 1
-    if (held == 0) evaluator.initialize(buffer)
-  }
-  override def clear(): Unit = { held = 0; evaluator.initialize(buffer) }
-  override def emit(start: Any, end: Any, kind: UTF8String): Unit = out(start, end, kind, evaluator.evaluate(buffer))
-}
-
-/** Contents for select: the member rows, each output once per window holding it. */
-final class TaggedContents(out: (InternalRow, Any, Any, UTF8String) => Unit) extends WindowContents {
-  private val held = new mutable.ArrayDeque[InternalRow]
-  override def append(row: InternalRow): Unit = held.append(row.copy())
-  override def evictOldest(): Unit = held.removeHead()
-  override def clear(): Unit = held.clear()
-  override def emit(start: Any, end: Any, kind: UTF8String): Unit = held.foreach(out(_, start, end, kind))
 }

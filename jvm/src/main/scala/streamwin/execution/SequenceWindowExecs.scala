@@ -41,10 +41,9 @@ trait SequenceWindowHost extends StreamWindowExec {
     child.execute().mapPartitions { input =>
       val keyOf = UnsafeProjection.create(streamKeys, childOutput)
       var key: InternalRow = null
-      val pending = new mutable.Queue[InternalRow]
-      val engine = engineBlueprint.wire(() => key, { row =>
-        pending.enqueue(row)
-        outRows += 1
+      val pending = new mutable.Queue[Iterator[InternalRow]]
+      val engine = engineBlueprint.wireRuns(() => key, { rows =>
+        pending.enqueue(rows.map { row => outRows += 1; row })
       }).newEngine()
       val feeder = new EngineFeeder(windowSpec, childOutput, orderAttr, signalAttr, tiesAllowed)
       new PushToPullIterator(pending) {

@@ -72,9 +72,9 @@ case class TimeWindowAggregateExec(
       var key: InternalRow = null
       var sliceStart = 0L
       var sliceBuffer: InternalRow = null
-      val pending = new mutable.Queue[InternalRow]
+      val pending = new mutable.Queue[Iterator[InternalRow]]
       val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
-        pending.enqueue(writer.aggregated(key, start, end, WindowKind.Final, values))
+        pending.enqueue(Iterator.single(writer.aggregated(key, start, end, WindowKind.Final, values)))
         outRows += 1
         windows += 1
       })

@@ -4,11 +4,11 @@ import org.apache.spark.SparkException
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, TriggerSplitWindowSpec, WindowPolicies,
-  WindowSpec}
+import streamwin.spec.{SequenceWindowSpec, SessionWindowSpec, TriggerSplitWindowSpec, WindowPolicies, WindowSpec}
 
 /**
  * How to build the per-key engine of one window operator that replays rows (count, data and
@@ -31,33 +31,34 @@ final case class WindowEngineBlueprint(
    * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
    * wiring is built once per task; engines come from it fresh, or decoded from a state store.
    */
-  def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = {
+  def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = wireRuns(key, _.foreach(out))
+
+  /**
+   * As [[wire]], with output handed over as runs of rows read lazily: a window's member rows (a
+   * select) are read from its bag while the consumer pulls them, so they never sit in memory at once.
+   */
+  def wireRuns(key: () => InternalRow, out: Iterator[InternalRow] => Unit): EngineWiring = {
     val writer = new WindowRowWriter(output)
-    aggregates match {
-      case Some((functions, filters)) =>
-        val evaluator = new AggregateEvaluator(functions, filters, input)
-        val emit = new AggregatedOutput(writer, key, out)
-        val running = new RunningContentsFactory(evaluator, emit)
-        val build: () => RowWindowEngine = spec match {
-          case interval: IntervalWindowSpec => () => new IntervalWindowEngine(interval, policies, evaluator, emit)
-          case session: SessionWindowSpec if session.dynamicGap || session.maxDuration.isDefined =>
-            () => new OrderedSessionEngine(session, evaluator, emit)
-          case sequence: SequenceWindowSpec => () =>
-            // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
-            SequenceWindowEngine(sequence,
-              if (SequenceWindowEngine.disjoint(sequence)) running() else new AggregatedContents(evaluator, emit),
-              policies, running)
-          case eventTime => () => EventTimeReplayEngine(eventTime, policies, running)
-        }
-        EngineWiring(build, Seq(evaluator, emit, running))
-      case None =>
-        val tagged = new TaggedContentsFactory(new TaggedOutput(writer, out))
-        val build: () => RowWindowEngine = spec match {
-          case sequence: SequenceWindowSpec => () => SequenceWindowEngine(sequence, tagged(), policies, tagged)
-          case eventTime => () => EventTimeReplayEngine(eventTime, policies, tagged)
-        }
-        EngineWiring(build, Seq(tagged.output, tagged))
+    val bags = new NewRowBag(input.map(_.dataType))
+    val evaluator = aggregates.map { case (functions, filters) => new AggregateEvaluator(functions, filters, input) }
+    val windowOutput: WindowOutput = evaluator match {
+      case Some(e) => new AggregatedOutput(writer, key, out, e)
+      case None => new TaggedOutput(writer, out)
     }
+    val contents = new ContentsFactory(evaluator, windowOutput, bags)
+    val buffered = new NewBufferedContents(contents)
+    val build: () => RowWindowEngine = (spec, evaluator, windowOutput) match {
+      case (session: SessionWindowSpec, Some(e), emit: AggregatedOutput) if session.dynamicGap || session.maxDuration.isDefined =>
+        () => new OrderedSessionEngine(session, e, emit)
+      case (sequence: SequenceWindowSpec, _, _) => () =>
+        // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
+        SequenceWindowEngine(sequence, if (SequenceWindowEngine.disjoint(sequence)) contents.buffered() else contents.fifo(),
+          policies, buffered)
+      case (eventTime, _, _) =>
+        val family = EventTimeFamily(eventTime, policies)
+        () => new KeyedWindowOperator(family, policies, contents, new InMemoryWindowState(contents))
+    }
+    EngineWiring(build, Seq(evaluator, Some(windowOutput), Some(contents), Some(bags), Some(buffered)).flatten)
   }
 }
 
@@ -69,26 +70,35 @@ final case class EngineWiring(newEngine: () => RowWindowEngine, objects: Seq[Any
   lazy val codec: EngineStateCodec = new EngineStateCodec(objects)
 }
 
-/** groupBy output: the key, the window and the aggregate values. */
-final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: InternalRow => Unit)
-    extends ((Any, Any, UTF8String, InternalRow) => Unit) {
+/** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */
+final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: Iterator[InternalRow] => Unit,
+    evaluator: AggregateEvaluator) extends ((Any, Any, UTF8String, InternalRow) => Unit) with WindowOutput {
   override def apply(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
-    out(writer.aggregated(key(), start, end, kind, values))
+    out(Iterator.single(writer.aggregated(key(), start, end, kind, values)))
+  override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = apply(start, end, kind, values)
+  override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = {
+    val buffer = evaluator.newBuffer()
+    try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
+    apply(start, end, kind, evaluator.evaluate(buffer))
+  }
 }
 
-/** select output: an input row tagged with one of its windows. */
-final class TaggedOutput(writer: WindowRowWriter, out: InternalRow => Unit)
-    extends ((InternalRow, Any, Any, UTF8String) => Unit) {
-  override def apply(row: InternalRow, start: Any, end: Any, kind: UTF8String): Unit =
-    out(writer.tagged(row, start, end, kind))
+/** select output: each member row of a window tagged with it, produced while the consumer reads them. */
+final class TaggedOutput(writer: WindowRowWriter, out: Iterator[InternalRow] => Unit) extends WindowOutput {
+  override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
+    throw new IllegalStateException("a select outputs rows, not aggregate values")
+  override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit =
+    out(rows.map(writer.tagged(_, start, end, kind)))
 }
 
-final class RunningContentsFactory(evaluator: AggregateEvaluator, emit: AggregatedOutput) extends (() => WindowContents) {
-  override def apply(): WindowContents = new RunningContents(evaluator, emit)
+/** New, empty bags of the input's rows. */
+final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializable {
+  override def apply(): RowBag = new RowBag(types)
 }
 
-final class TaggedContentsFactory(val output: TaggedOutput) extends (() => WindowContents) {
-  override def apply(): WindowContents = new TaggedContents(output)
+/** New, empty contents of a window that rows are only added to (for engines that open windows). */
+final class NewBufferedContents(contents: ContentsFactory) extends (() => WindowContents) with Serializable {
+  override def apply(): WindowContents = contents.buffered()
 }
 
 /**

@@ -61,22 +61,27 @@ final class WindowRowWriter(output: Seq[Attribute]) {
 
 /**
  * Turns a push-style engine into the pull-style iterator Spark wants: `advance()` consumes input
- * (one row, or the end of input) and the engine's output lands in `pending`.
+ * (one row, or the end of input) and the engine's output lands in `pending` as runs of rows, read
+ * lazily: a run (a window's member rows) is pulled row by row, so it never sits in memory whole.
  * (Passing `pending` in lets the engine's callbacks be built before the iterator.)
  */
-abstract class PushToPullIterator(pending: mutable.Queue[InternalRow]) extends Iterator[InternalRow] {
-  def this() = this(new mutable.Queue[InternalRow])
+abstract class PushToPullIterator(pending: mutable.Queue[Iterator[InternalRow]]) extends Iterator[InternalRow] {
   private var finished = false
 
   /** Processes more input; returns false once the input is exhausted and the engine flushed. */
   protected def advance(): Boolean
 
   override def hasNext: Boolean = {
-    while (pending.isEmpty && !finished) finished = !advance()
-    pending.nonEmpty
+    while (true) {
+      while (pending.nonEmpty && !pending.head.hasNext) pending.dequeue()
+      if (pending.nonEmpty) return true
+      if (finished) return false
+      finished = !advance()
+    }
+    false
   }
   override def next(): InternalRow = {
     if (!hasNext) throw new NoSuchElementException
-    pending.dequeue()
+    pending.head.next()
   }
 }

@@ -1,0 +1,215 @@
+package streamwin.engine
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.spec.{IntervalWindowSpec, SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, WindowPolicies, WindowSpec}
+
+/**
+ * An event-time window family, as the operator needs it (Flink's window assigner and trigger, in this
+ * engine's terms): which windows a row belongs to, and when a window fires and is dropped. Families
+ * are small and hold no state of their own: a key's windows live in the operator's [[WindowState]].
+ */
+trait EventTimeFamily extends Serializable {
+  /**
+   * Places a row at event time `time`: `op.enter` for each open window it joins (opening windows as
+   * needed), `op.late` for each window of it that is already dropped. True when it joined a window.
+   */
+  def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean
+
+  /** Progress (µs) at which `w` fires: it is output as `final`. */
+  def fireAt(w: WindowEntry): Long
+
+  /** Progress at which `w` is dropped, so that rows for it are late. After fireAt only for families that [[refires]]. */
+  def dropAt(w: WindowEntry): Long = fireAt(w)
+
+  /** A fired window stays until dropAt and is output again (`update`) when late rows changed it (SPL timeInterval). */
+  def refires: Boolean = false
+
+  /** True when `w` has something to output as `final` (by default: rows a count trigger did not take). */
+  def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = w.held > 0 || policies.emitEmpty
+
+  /** Outputs `w` with `kind`; families whose windows share rows read them from the state. */
+  def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.start, w.end, kind)
+
+  /** Just before `w` fires for the first time (gap filling of empty windows). */
+  def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = ()
+
+  /** After windows fired or late groups were output at the key's current progress (evicting kept rows). */
+  def afterClose(op: KeyedWindowOperator): Unit = ()
+
+  /** Nothing of the key needs keeping besides open windows and late groups. */
+  def holdsNothing(state: WindowState): Boolean = !state.hasWindows
+}
+
+object EventTimeFamily {
+  /** The family of an event-time window spec replayed row by row. */
+  def apply(spec: WindowSpec, policies: WindowPolicies): EventTimeFamily = spec match {
+    case t: TimeWindowSpec => AlignedWindows(t, policies.lateness, policies.emitEmpty)
+    case s: SlidingWindowSpec => SlidingWindows(s, policies.lateness, policies.emitUpdate)
+    case s: SessionWindowSpec if !s.dynamicGap && s.maxDuration.isEmpty => SessionWindows(s, policies.lateness)
+    case i: IntervalWindowSpec => IntervalPanes(i)
+    case other => throw new IllegalArgumentException(s"not a window replayed by the keyed operator: $other")
+  }
+}
+
+/**
+ * Aligned windows (tumbling, hopping, timer): a row joins every window [start, end) holding it; a
+ * window fires when progress reaches end + lateness (KX: "greater or equal to the window's end time
+ * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
+ * are output just before a window fires.
+ */
+final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    var entered = false
+    val starts = spec.windowStartsHolding(time)
+    while (starts.hasNext) {
+      val start = starts.next()
+      val end = start + spec.size
+      if (op.reached(end + lateness)) op.late(start, end, row)
+      else {
+        var w = op.state.window(start)
+        if (w == null) w = op.open(start, end, op.contents.buffered())
+        op.enter(w, row)
+        entered = true
+      }
+    }
+    entered
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end + lateness
+
+  override def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = if (emitEmpty) {
+    op.state.lastClosedStart.foreach { previous =>
+      var empty = previous + spec.step
+      while (empty < w.start) {
+        op.outputEmpty(empty, empty + spec.size)
+        empty += spec.step
+      }
+    }
+    op.state.lastClosedStart = Some(w.start)
+  }
+
+  // Gap filling remembers the last fired window for as long as the key lives.
+  override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !emitEmpty
+}
+
+/**
+ * SPL timeInterval panes [offset + k·period, … + duration): a pane fires (`final`) when progress
+ * reaches its end; a row that arrives later but before progress reaches end + discard age joins
+ * it, and the pane fires again whole (`update`); after that the pane is gone and rows for it are
+ * late. A row in no pane at all is skipped, not late.
+ */
+final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    var entered = false
+    spec.paneStartsHolding(time).foreach { start =>
+      val end = start + spec.duration
+      if (op.reached(end + spec.discardAge)) op.late(start, end, row)
+      else {
+        var w = op.state.window(start)
+        if (w == null) w = op.open(start, end, op.contents.buffered())
+        op.enter(w, row)
+        entered = true
+      }
+    }
+    entered
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end
+  override def dropAt(w: WindowEntry): Long = w.end + spec.discardAge
+  override def refires: Boolean = true
+}
+
+/**
+ * Per-event sliding windows: the window of event time t is [t - size, t], both ends inclusive, and
+ * holds every row in that range that arrived before it fired, including rows that arrived before t
+ * did. It is opened by the first row at t whose window is not dropped yet, and fires when progress
+ * passes t + lateness (a row at exactly the progress still joins it). A row joins its own window and
+ * every open later window within size; it is late when none is open. Windows share the key's kept
+ * rows (by event time), which stay while an open or future window can hold them; each output reads
+ * the rows of its range, so its cost grows with the window's row count.
+ */
+final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val ownOpen = !op.reached(time + lateness + 1)
+    // Windows are keyed by start = end - size: open windows ending in (time, time + size].
+    if (!ownOpen && !op.state.windows(time - spec.size, false, time, true).hasNext) {
+      op.late(time - spec.size, time, row)
+      return false
+    }
+    op.state.keepRow(time, row)
+    op.keptRowsChanged(1)
+    if (ownOpen && op.state.window(time - spec.size) == null) op.open(time - spec.size, time, NoContents)
+    if (emitUpdate) {
+      // Every open window holding the row: ends in [time, time + size].
+      val holding = op.state.windows(time - spec.size, true, time, true).toVector
+      holding.foreach(op.enter(_, row, append = false))
+    }
+    true
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end + lateness + 1
+
+  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = true
+
+  override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
+    op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
+
+  override def afterClose(op: KeyedWindowOperator): Unit = {
+    // Rows older than every open or future window's range are no longer needed.
+    val progress = op.state.progress
+    val dropped =
+      if (progress == Long.MaxValue) op.state.dropKeptBefore(Long.MaxValue)
+      else {
+        val first = op.state.firstWindow
+        val oldestEnd = math.min(if (first == null) Long.MaxValue else first.end, progress - lateness)
+        if (oldestEnd == Long.MaxValue) 0L else op.state.dropKeptBefore(oldestEnd - spec.size)
+      }
+    op.keptRowsChanged(-dropped)
+  }
+
+  override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !state.hasKeptRows
+}
+
+/**
+ * Sessions (fixed gap): a row's own window is [t, t + gap); it joins every open session within a
+ * gap of it (merging them when it bridges two), or opens a session when none is open there and its
+ * own window is not dropped yet; otherwise it is late. A session [first, last + gap) fires when
+ * progress reaches its end + lateness. A session keeps its rows (they are aggregated at each output).
+ */
+final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val reach = time + spec.gap
+    // Open sessions within a gap of the row (Spark's merge rule, as the batch session engine):
+    // starting at or before time + gap and ending at or after time.
+    val touching = new mutable.ArrayBuffer[WindowEntry]
+    val candidates = op.state.windowsDownFrom(reach)
+    var scanning = true
+    while (scanning && candidates.hasNext) {
+      val s = candidates.next()
+      if (s.end >= time) touching += s else scanning = false
+    }
+    if (touching.isEmpty && op.reached(reach + lateness)) {
+      op.late(time, reach, row)
+      return false
+    }
+    val session = if (touching.isEmpty) new WindowEntry(time, reach, op.contents.kept()) else touching.last
+    touching.foreach(s => op.state.removeWindow(s.start))
+    touching.iterator.filter(_ ne session).foreach { s =>
+      session.contents.absorb(s.contents)
+      session.held += s.held
+      session.end = math.max(session.end, s.end)
+    }
+    session.start = math.min(session.start, time)
+    session.end = math.max(session.end, reach)
+    op.state.putWindow(session)
+    op.enter(session, row)
+    true
+  }
+
+  // Sessions never overlap, so their ends ascend with their starts.
+  override def fireAt(w: WindowEntry): Long = w.end + lateness
+}

@@ -1,0 +1,187 @@
+package streamwin.engine
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.spec.WindowPolicies
+
+/**
+ * The one window operator of event-time families: per key, in arrival order, it applies the
+ * event-time policies of seeds 000 (KX) and 002 (Quix) to any [[EventTimeFamily]], once:
+ *
+ *  - progress is the largest event time seen so far (or the stream's clock, see [[advanceTo]]);
+ *    a window fires when progress reaches its family's `fireAt` (end + lateness), is then output as
+ *    `final` and dropped (SPL panes stay until `dropAt` and fire again as `update` when late rows
+ *    changed them);
+ *  - a row for windows already dropped is late: dropped and counted, or (passthrough) kept in a late
+ *    group per window and output as `late` just before the next windows fire;
+ *  - after each row, a window it joined may be output as `update` (emit_update) or as `partial` and
+ *    flushed (count_trigger), one rule for every family ([[PolicyEmission]]);
+ *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out.
+ *
+ * It reads and writes windows only through its [[WindowState]].
+ */
+final class KeyedWindowOperator(
+    family: EventTimeFamily,
+    val policies: WindowPolicies,
+    val contents: ContentsFactory,
+    val state: WindowState) extends RowWindowEngine {
+
+  private var heldRows = 0L
+  // Set by `late` while the current row is placed.
+  private var lateRow = false
+
+  override def startKey(): Unit = {
+    state.clear()
+    heldRows = 0L
+  }
+
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = {
+    if (signal == null) return false // no event time: skipped
+    val time = signal.asInstanceOf[Long]
+    lateRow = false
+    val entered = family.place(time, row, this)
+    if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
+    held(heldRows.toInt)
+    if (time > state.progress) state.progress = time
+    settle(flushLate = false)
+    entered
+  }
+
+  // Once the clock, not the key's own rows, moves the key's time on, its late rows go out even when
+  // no window fires: no row of the key may come to flush them.
+  override def advanceTo(watermark: Long): Unit = if (watermark > state.progress) {
+    state.progress = watermark
+    settle(flushLate = true)
+  }
+
+  override def finishKey(): Unit = {
+    // A batch input is a finished replay: event time runs out and every window fires.
+    state.progress = Long.MaxValue
+    settle(flushLate = true)
+    startKey()
+  }
+
+  override def nextDeadline: Long = {
+    val windows =
+      if (!state.hasWindows) Long.MaxValue
+      else if (!family.refires) family.fireAt(state.firstWindow)
+      else state.windows(Long.MinValue, true, Long.MaxValue, true)
+        .map(w => if (!w.fired || w.changed) family.fireAt(w) else family.dropAt(w)).min
+    if (!state.hasLateGroups || state.progress == Long.MaxValue) windows else math.min(windows, state.progress + 1)
+  }
+
+  override def forgettable(watermark: Long): Boolean =
+    !state.hasLateGroups && state.progress <= watermark && family.holdsNothing(state)
+
+  // ---- what families call while placing a row ----
+
+  /** True when the key's progress reached `time` (a window firing or dropped at `time` is). */
+  def reached(time: Long): Boolean =
+    state.progress != Long.MinValue && (state.progress == Long.MaxValue || time <= state.progress)
+
+  /** Opens the window [start, end) (or [start, end] for families with inclusive ends). */
+  def open(start: Long, end: Long, windowContents: WindowContents): WindowEntry = {
+    val w = new WindowEntry(start, end, windowContents)
+    state.putWindow(w)
+    w
+  }
+
+  /** The row joins open window `w` (`append`: `w` holds rows itself, not through the key's kept rows). */
+  def enter(w: WindowEntry, row: InternalRow, append: Boolean = true): Unit = {
+    if (append) {
+      w.contents.append(row)
+      w.held += 1
+      heldRows += 1
+    }
+    w.changed = true
+    PolicyEmission.afterRow(policies, w.held, completes = false)(kind => output(w, kind), flush(w))
+    // A fired window just output this row as an update: no re-fire needed for it.
+    if (policies.emitUpdate && w.fired) w.changed = false
+  }
+
+  /** The row belongs to window [start, end), already dropped: late (kept in its late group under passthrough). */
+  def late(start: Long, end: Long, row: InternalRow): Unit = {
+    lateRow = true
+    if (policies.latePassthrough) {
+      var group = state.lateGroup(start)
+      if (group == null) {
+        group = new WindowEntry(start, end, contents.buffered())
+        state.putLateGroup(group)
+      }
+      group.contents.append(row)
+      group.held += 1
+      heldRows += 1
+      if (policies.countTrigger > 0 && group.held >= policies.countTrigger) { emit(group, WindowKind.Late); flush(group) }
+    }
+  }
+
+  /** Rows kept by the state itself (not by a window) were added or dropped. */
+  def keptRowsChanged(delta: Long): Unit = heldRows += delta
+
+  /** Outputs an empty window (emit_empty). */
+  def outputEmpty(start: Long, end: Long): Unit = {
+    contents.buffered().emit(start, end, WindowKind.Final)
+    countEmitted()
+  }
+
+  private def output(w: WindowEntry, kind: UTF8String): Unit = {
+    family.output(w, kind, this)
+    countEmitted()
+  }
+
+  private def emit(group: WindowEntry, kind: UTF8String): Unit = {
+    group.contents.emit(group.start, group.end, kind)
+    countEmitted()
+  }
+
+  private def flush(w: WindowEntry): Unit = {
+    heldRows -= w.held
+    w.held = 0
+    w.contents.clear()
+  }
+
+  // ---- firing ----
+
+  /** Fires and drops what the key's progress reached; late groups go out just before the first firing. */
+  private def settle(flushLate: Boolean): Unit = {
+    val first = state.firstWindow
+    // Windows fire in start order, which is also their fireAt order.
+    val due: Seq[WindowEntry] =
+      if (first == null || !reached(family.fireAt(first))) Nil
+      else if (!family.refires) {
+        val ws = new mutable.ArrayBuffer[WindowEntry]
+        val it = state.windows(first.start, true, Long.MaxValue, true)
+        var scanning = true
+        while (scanning && it.hasNext) { val w = it.next(); if (reached(family.fireAt(w))) ws += w else scanning = false }
+        ws.toSeq
+      } else state.windows(first.start, true, Long.MaxValue, true).takeWhile(w => reached(family.fireAt(w))).toVector
+    val fires = due.exists(w => !w.fired || w.changed)
+    val flushing = fires || ((flushLate || state.progress == Long.MaxValue) && state.hasLateGroups)
+    if (flushing) {
+      var group = state.pollLateGroup()
+      while (group != null) {
+        if (group.held > 0) emit(group, WindowKind.Late)
+        flush(group)
+        group = state.pollLateGroup()
+      }
+    }
+    due.foreach { w =>
+      if (!w.fired) {
+        family.beforeFire(w, this)
+        if (family.outputsWhenFired(w, policies)) output(w, WindowKind.Final)
+      } else if (w.changed) {
+        output(w, WindowKind.Update)
+      }
+      w.fired = true
+      w.changed = false
+      if (reached(family.dropAt(w))) {
+        state.removeWindow(w.start)
+        flush(w)
+      }
+    }
+    if (due.nonEmpty || flushing) family.afterClose(this)
+  }
+}

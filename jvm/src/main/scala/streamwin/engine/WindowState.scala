@@ -1,0 +1,127 @@
+package streamwin.engine
+
+import org.apache.spark.sql.catalyst.InternalRow
+
+/**
+ * One window of a key while it is open, or a late group (the late rows of a window already
+ * closed): its bounds, what it holds, and whether it was output.
+ */
+final class WindowEntry(var start: Long, var end: Long, val contents: WindowContents) extends Serializable {
+  /** Rows held that no count trigger output yet. */
+  var held = 0L
+  /** Output as `final` already (a window that fires again for late rows, SPL timeInterval). */
+  var fired = false
+  /** Changed since its last output. */
+  var changed = false
+}
+
+/**
+ * A key's windows, as the operator reads and writes them: open windows ordered by start, late
+ * groups ordered by start, the rows a family keeps by event time (windows that share rows), and a
+ * small progress record. The batch host keeps it in memory (rows spill, see [[RowBag]]).
+ */
+trait WindowState extends Serializable {
+  /** The key's event-time progress (µs): the largest event time seen, or the clock's time. */
+  def progress: Long
+  def progress_=(time: Long): Unit
+  /** Start of the last window closed (gap filling of empty windows), if any. */
+  def lastClosedStart: Option[Long]
+  def lastClosedStart_=(start: Option[Long]): Unit
+
+  def window(start: Long): WindowEntry
+  def putWindow(w: WindowEntry): Unit
+  def removeWindow(start: Long): WindowEntry
+  /** The open window with the smallest start, or null. */
+  def firstWindow: WindowEntry
+  /** Open windows with from <= start <= to (each bound inclusive or not), by ascending start. */
+  def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry]
+  /** Open windows starting at or before `start`, by descending start. */
+  def windowsDownFrom(start: Long): Iterator[WindowEntry]
+  def hasWindows: Boolean
+  def windowCount: Int
+
+  def lateGroup(start: Long): WindowEntry
+  def putLateGroup(g: WindowEntry): Unit
+  /** Removes and returns the late group with the smallest start, or null. */
+  def pollLateGroup(): WindowEntry
+  def hasLateGroups: Boolean
+  def lateGroupCount: Int
+
+  /** Keeps a row at event time `time` (families whose windows share rows: sliding). */
+  def keepRow(time: Long, row: InternalRow): Unit
+  /** The kept rows with from <= time <= to, by time then arrival. */
+  def keptRows(from: Long, to: Long): RowRun
+  /** Drops the kept rows with time < `time`; returns how many. */
+  def dropKeptBefore(time: Long): Long
+  def hasKeptRows: Boolean
+
+  def clear(): Unit
+}
+
+/** The batch (and, until streaming state is typed, the stream's) window state: sorted maps in memory, rows in bags. */
+final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
+  private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
+  private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]
+  private val kept = new java.util.TreeMap[java.lang.Long, RowBag]
+  private var keptCount = 0L
+  private var _progress = Long.MinValue
+  private var _lastClosedStart: Option[Long] = None
+
+  override def progress: Long = _progress
+  override def progress_=(time: Long): Unit = _progress = time
+  override def lastClosedStart: Option[Long] = _lastClosedStart
+  override def lastClosedStart_=(start: Option[Long]): Unit = _lastClosedStart = start
+
+  override def window(start: Long): WindowEntry = open.get(start)
+  override def putWindow(w: WindowEntry): Unit = open.put(w.start, w)
+  override def removeWindow(start: Long): WindowEntry = open.remove(start)
+  override def firstWindow: WindowEntry = if (open.isEmpty) null else open.firstEntry.getValue
+  override def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry] =
+    if (from > to) Iterator.empty else iterate(open.subMap(from, fromInclusive, to, toInclusive).values().iterator())
+  override def windowsDownFrom(start: Long): Iterator[WindowEntry] =
+    iterate(open.headMap(start, true).descendingMap().values().iterator())
+  override def hasWindows: Boolean = !open.isEmpty
+  override def windowCount: Int = open.size
+
+  override def lateGroup(start: Long): WindowEntry = late.get(start)
+  override def putLateGroup(g: WindowEntry): Unit = late.put(g.start, g)
+  override def pollLateGroup(): WindowEntry = { val e = late.pollFirstEntry(); if (e == null) null else e.getValue }
+  override def hasLateGroups: Boolean = !late.isEmpty
+  override def lateGroupCount: Int = late.size
+
+  override def keepRow(time: Long, row: InternalRow): Unit = {
+    kept.computeIfAbsent(time, _ => contents.bag()).append(row)
+    keptCount += 1
+  }
+  override def keptRows(from: Long, to: Long): RowRun =
+    RowRuns.concat(iterate(kept.subMap(from, true, to, true).values().iterator()).map(_.rows).toVector)
+  override def dropKeptBefore(time: Long): Long = {
+    var dropped = 0L
+    while (!kept.isEmpty && kept.firstKey < time) {
+      val bag = kept.pollFirstEntry().getValue
+      dropped += bag.size
+      bag.clear()
+    }
+    keptCount -= dropped
+    dropped
+  }
+  override def hasKeptRows: Boolean = !kept.isEmpty
+
+  override def clear(): Unit = {
+    // Contents may hold spilled rows: clearing them frees their files.
+    open.values().forEach(_.contents.clear())
+    late.values().forEach(_.contents.clear())
+    open.clear()
+    late.clear()
+    kept.values().forEach(_.clear())
+    kept.clear()
+    keptCount = 0
+    _progress = Long.MinValue
+    _lastClosedStart = None
+  }
+
+  private def iterate[A](it: java.util.Iterator[A]): Iterator[A] = new Iterator[A] {
+    override def hasNext: Boolean = it.hasNext
+    override def next(): A = it.next()
+  }
+}
