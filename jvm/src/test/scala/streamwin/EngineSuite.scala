@@ -67,21 +67,24 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
-  /** Records emitted windows as (start, end, kind, members). */
-  private class Recorder(
-      val out: scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])] =
-        scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()) extends WindowContents {
-    val held = scala.collection.mutable.ArrayDeque[Long]()
-    override def append(r: InternalRow): Unit = held.append(r.getLong(0))
-    override def evictOldest(): Unit = held.removeHead()
-    override def clear(): Unit = held.clear()
-    override def emit(start: Any, end: Any, kind: UTF8String): Unit = out += ((start, end, kind.toString, held.toSeq))
+  /** A count window engine (groupBy collect_list(v)) recording (start, end, kind, members). */
+  private def countEngine(spec: CountWindowSpec): (RowWindowEngine, scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]) = {
+    val members = CollectList(v)
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val blueprint = streamwin.execution.WindowEngineBlueprint(spec, WindowPolicies.Default,
+      Seq(v), Seq(window, AttributeReference("members", members.dataType)()), Some((Seq(members), Seq(None))))
+    val out = scala.collection.mutable.ArrayBuffer[(Any, Any, String, Seq[Long])]()
+    val engine = blueprint.wire(() => InternalRow.empty, { r =>
+      val w = r.getStruct(0, 3)
+      out += ((w.getLong(0), w.getLong(1), w.getUTF8String(2).toString, r.getArray(1).toLongArray().toSeq))
+    }).newEngine()
+    (engine, out)
   }
 
   test("count engine: windows start every step rows and hold size rows; the rest is partial") {
     for (size <- 1 to 6; step <- 1 to size; n <- 0 to 14) {
-      val rec = new Recorder
-      val engine = new CountWindowEngine(CountWindowSpec(size, step), rec, WindowPolicies.Default)
+      val (engine, recorded) = countEngine(CountWindowSpec(size, step))
       engine.startKey()
       (0 until n).foreach(i => engine.addRow(i * 10L, null, row(i)))
       engine.finishKey()
@@ -89,7 +92,7 @@ class EngineSuite extends AnyFunSuite {
         val members = (s until math.min(s + size, n)).map(_.toLong)
         (members.head * 10, members.last * 10, if (members.size == size) "final" else "partial", members)
       }
-      assert(rec.out.map(w => (w._1, w._2, w._3, w._4)).sortBy(w => (w._1.asInstanceOf[Long], w._3)) ==
+      assert(recorded.map(w => (w._1, w._2, w._3, w._4)).sortBy(w => (w._1.asInstanceOf[Long], w._3)) ==
         model.sortBy(w => (w._1, w._3)), s"size=$size step=$step n=$n")
       assert(engine.windowsEmitted == model.size)
       assert(engine.rowsInNoWindow == 0, s"start-aligned windows hold every row: size=$size step=$step n=$n")
@@ -98,13 +101,12 @@ class EngineSuite extends AnyFunSuite {
   }
 
   test("KX count[10] on til 25: two full windows, five rows emitted as partial on teardown") {
-    val rec = new Recorder
-    val engine = new CountWindowEngine(CountWindowSpec(10, 10), rec, WindowPolicies.Default)
+    val (engine, recorded) = countEngine(CountWindowSpec(10, 10))
     engine.startKey()
     (0 until 25).foreach(i => engine.addRow(i.toLong, null, row(i)))
-    assert(rec.out.map(_._3) == Seq("final", "final"))
+    assert(recorded.map(_._3) == Seq("final", "final"))
     engine.finishKey()
-    assert(rec.out.map(w => (w._3, w._4.size)) == Seq(("final", 10), ("final", 10), ("partial", 5)))
+    assert(recorded.map(w => (w._3, w._4.size)) == Seq(("final", 10), ("final", 10), ("partial", 5)))
   }
 
   /** Replays seconds `times` (value = time) through aligned windows; outputs (start s, kind, members s). */

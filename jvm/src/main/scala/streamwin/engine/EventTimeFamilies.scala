@@ -8,19 +8,15 @@ import org.apache.spark.unsafe.types.UTF8String
 import streamwin.spec.{IntervalWindowSpec, SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, WindowPolicies, WindowSpec}
 
 /**
- * An event-time window family, as the operator needs it (Flink's window assigner and trigger, in this
- * engine's terms): which windows a row belongs to, and when a window fires and is dropped. Families
- * are small and hold no state of their own: a key's windows live in the operator's [[WindowState]].
+ * A window family, as the operator needs it (Flink's window assigner and trigger, in this engine's
+ * terms): which windows a row belongs to, and when a window fires. Families are small and hold no
+ * state of their own: a key's windows live in the operator's [[WindowState]]. Event-time families
+ * ([[EventTimeFamily]]) follow the key's event-time progress; sequence families
+ * ([[SequenceFamily]]) follow its rows in order_by order.
  */
-trait EventTimeFamily extends Serializable {
-  /**
-   * Places a row at event time `time`: `op.enter` for each open window it joins (opening windows as
-   * needed), `op.late` for each window of it that is already dropped. True when it joined a window.
-   */
-  def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean
-
-  /** Progress (µs) at which `w` fires: it is output as `final`. */
-  def fireAt(w: WindowEntry): Long
+trait WindowFamily extends Serializable {
+  /** Progress (µs) at which `w` fires: it is output as `final`. Never, for windows closed by rows. */
+  def fireAt(w: WindowEntry): Long = Long.MaxValue
 
   /** Progress at which `w` is dropped, so that rows for it are late. After fireAt only for families that [[refires]]. */
   def dropAt(w: WindowEntry): Long = fireAt(w)
@@ -42,6 +38,17 @@ trait EventTimeFamily extends Serializable {
 
   /** Nothing of the key needs keeping besides open windows and late groups. */
   def holdsNothing(state: WindowState): Boolean = !state.hasWindows
+}
+
+/** A family of event-time windows: the row's event time (µs) places it. */
+trait EventTimeFamily extends WindowFamily {
+  /**
+   * Places a row at event time `time`: `op.enter` for each open window it joins (opening windows as
+   * needed), `op.late` for each window of it that is already dropped. True when it joined a window.
+   */
+  def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean
+
+  override def fireAt(w: WindowEntry): Long
 }
 
 object EventTimeFamily {

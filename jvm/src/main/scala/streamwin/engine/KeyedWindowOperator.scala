@@ -24,7 +24,7 @@ import streamwin.spec.WindowPolicies
  * It reads and writes windows only through its [[WindowState]].
  */
 final class KeyedWindowOperator(
-    family: EventTimeFamily,
+    family: WindowFamily,
     val policies: WindowPolicies,
     val contents: ContentsFactory,
     val state: WindowState) extends RowWindowEngine {
@@ -36,18 +36,27 @@ final class KeyedWindowOperator(
   override def startKey(): Unit = {
     state.clear()
     heldRows = 0L
+    family match {
+      case s: SequenceFamily => state.record = s.newRecord()
+      case _ =>
+    }
   }
 
-  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = {
-    if (signal == null) return false // no event time: skipped
-    val time = signal.asInstanceOf[Long]
-    lateRow = false
-    val entered = family.place(time, row, this)
-    if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
-    held(heldRows.toInt)
-    if (time > state.progress) state.progress = time
-    settle(flushLate = false)
-    entered
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = family match {
+    case f: EventTimeFamily =>
+      if (signal == null) return false // no event time: skipped
+      val time = signal.asInstanceOf[Long]
+      lateRow = false
+      val entered = f.place(time, row, this)
+      if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
+      held(heldRows.toInt)
+      if (time > state.progress) state.progress = time
+      settle(flushLate = false)
+      entered
+    case f: SequenceFamily =>
+      val member = f.place(order, signal, row, this)
+      held(heldRows.toInt)
+      member
   }
 
   // Once the clock, not the key's own rows, moves the key's time on, its late rows go out even when
@@ -58,13 +67,18 @@ final class KeyedWindowOperator(
   }
 
   override def finishKey(): Unit = {
-    // A batch input is a finished replay: event time runs out and every window fires.
-    state.progress = Long.MaxValue
-    settle(flushLate = true)
+    family match {
+      case f: SequenceFamily => f.teardown(this)
+      case _ =>
+        // A batch input is a finished replay: event time runs out and every window fires.
+        state.progress = Long.MaxValue
+        settle(flushLate = true)
+    }
     startKey()
   }
 
-  override def nextDeadline: Long = {
+  // Windows closed by rows have no deadline, and a key's row count must never be forgotten.
+  override def nextDeadline: Long = if (!family.isInstanceOf[EventTimeFamily]) Long.MaxValue else {
     val windows =
       if (!state.hasWindows) Long.MaxValue
       else if (!family.refires) family.fireAt(state.firstWindow)
@@ -73,7 +87,7 @@ final class KeyedWindowOperator(
     if (!state.hasLateGroups || state.progress == Long.MaxValue) windows else math.min(windows, state.progress + 1)
   }
 
-  override def forgettable(watermark: Long): Boolean =
+  override def forgettable(watermark: Long): Boolean = family.isInstanceOf[EventTimeFamily] &&
     !state.hasLateGroups && state.progress <= watermark && family.holdsNothing(state)
 
   // ---- what families call while placing a row ----
@@ -89,15 +103,18 @@ final class KeyedWindowOperator(
     w
   }
 
-  /** The row joins open window `w` (`append`: `w` holds rows itself, not through the key's kept rows). */
-  def enter(w: WindowEntry, row: InternalRow, append: Boolean = true): Unit = {
+  /**
+   * The row joins open window `w` (`append`: `w` holds rows itself, not through the key's kept
+   * rows; `completes`: it is the window's last row, a count window's size-th).
+   */
+  def enter(w: WindowEntry, row: InternalRow, append: Boolean = true, completes: Boolean = false): Unit = {
     if (append) {
       w.contents.append(row)
       w.held += 1
       heldRows += 1
     }
     w.changed = true
-    PolicyEmission.afterRow(policies, w.held, completes = false)(kind => output(w, kind), flush(w))
+    afterRow(w.held, completes)(kind => output(w, kind), flush(w))
     // A fired window just output this row as an update: no re-fire needed for it.
     if (policies.emitUpdate && w.fired) w.changed = false
   }
@@ -118,6 +135,26 @@ final class KeyedWindowOperator(
     }
   }
 
+  /**
+   * What a window outputs right after a row joined it, for every family ([[PolicyEmission]]):
+   * `final` when the row completes it, else `partial` and a flush at the count trigger, else
+   * `update` under emit="update". `held` is the rows it holds that no count trigger took yet.
+   */
+  def afterRow(held: Long, completes: Boolean)(output: UTF8String => Unit, flush: => Unit): Unit =
+    PolicyEmission.afterRow(policies, held, completes)(output, flush)
+
+  /** A row is found to be in no window at all once it leaves (eKuiper's end-aligned count windows). */
+  def countInNoWindow(): Unit = unwindowed += 1
+
+  /** Removes a window without output. */
+  def drop(w: WindowEntry): Unit = {
+    state.removeWindow(w.start)
+    flush(w)
+  }
+
+  /** Empties a window's contents (rows output or given up). */
+  def flushRows(w: WindowEntry): Unit = flush(w)
+
   /** Rows kept by the state itself (not by a window) were added or dropped. */
   def keptRowsChanged(delta: Long): Unit = heldRows += delta
 
@@ -127,7 +164,8 @@ final class KeyedWindowOperator(
     countEmitted()
   }
 
-  private def output(w: WindowEntry, kind: UTF8String): Unit = {
+  /** Outputs `w` as its family writes it, and counts the output. */
+  def output(w: WindowEntry, kind: UTF8String): Unit = {
     family.output(w, kind, this)
     countEmitted()
   }

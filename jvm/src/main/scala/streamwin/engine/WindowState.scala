@@ -13,6 +13,9 @@ final class WindowEntry(var start: Long, var end: Long, val contents: WindowCont
   var fired = false
   /** Changed since its last output. */
   var changed = false
+  /** Order_by values of its first and last row held (windows over rows in arrival order). */
+  var first: Any = null
+  var last: Any = null
 }
 
 /**
@@ -27,6 +30,9 @@ trait WindowState extends Serializable {
   /** Start of the last window closed (gap filling of empty windows), if any. */
   def lastClosedStart: Option[Long]
   def lastClosedStart_=(start: Option[Long]): Unit
+  /** What a sequence family remembers of the key's rows besides its windows (row counts, retained orders). */
+  def record: AnyRef
+  def record_=(r: AnyRef): Unit
 
   def window(start: Long): WindowEntry
   def putWindow(w: WindowEntry): Unit
@@ -66,11 +72,14 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var keptCount = 0L
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
+  private var _record: AnyRef = null
 
   override def progress: Long = _progress
   override def progress_=(time: Long): Unit = _progress = time
   override def lastClosedStart: Option[Long] = _lastClosedStart
   override def lastClosedStart_=(start: Option[Long]): Unit = _lastClosedStart = start
+  override def record: AnyRef = _record
+  override def record_=(r: AnyRef): Unit = _record = r
 
   override def window(start: Long): WindowEntry = open.get(start)
   override def putWindow(w: WindowEntry): Unit = open.put(w.start, w)
@@ -118,6 +127,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     keptCount = 0
     _progress = Long.MinValue
     _lastClosedStart = None
+    _record = null
   }
 
   private def iterate[A](it: java.util.Iterator[A]): Iterator[A] = new Iterator[A] {

@@ -46,19 +46,17 @@ final case class WindowEngineBlueprint(
       case None => new TaggedOutput(writer, out)
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
-    val buffered = new NewBufferedContents(contents)
     val build: () => RowWindowEngine = (spec, evaluator, windowOutput) match {
       case (session: SessionWindowSpec, Some(e), emit: AggregatedOutput) if session.dynamicGap || session.maxDuration.isDefined =>
         () => new OrderedSessionEngine(session, e, emit)
-      case (sequence: SequenceWindowSpec, _, _) => () =>
-        // Disjoint windows need one running buffer; overlapping ones share a FIFO of per-row buffers.
-        SequenceWindowEngine(sequence, if (SequenceWindowEngine.disjoint(sequence)) contents.buffered() else contents.fifo(),
-          policies, buffered)
-      case (eventTime, _, _) =>
-        val family = EventTimeFamily(eventTime, policies)
+      case (spec, _, _) =>
+        val family = spec match {
+          case sequence: SequenceWindowSpec => SequenceFamily(sequence, policies)
+          case eventTime => EventTimeFamily(eventTime, policies)
+        }
         () => new KeyedWindowOperator(family, policies, contents, new InMemoryWindowState(contents))
     }
-    EngineWiring(build, Seq(evaluator, Some(windowOutput), Some(contents), Some(bags), Some(buffered)).flatten)
+    EngineWiring(build, Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
   }
 }
 
@@ -96,10 +94,6 @@ final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializ
   override def apply(): RowBag = new RowBag(types)
 }
 
-/** New, empty contents of a window that rows are only added to (for engines that open windows). */
-final class NewBufferedContents(contents: ContentsFactory) extends (() => WindowContents) with Serializable {
-  override def apply(): WindowContents = contents.buffered()
-}
 
 /**
  * Feeds rows of one key to its engine in arrival order: reads each row's order_by and signal,

@@ -1,0 +1,261 @@
+package streamwin.engine
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.spec._
+
+/**
+ * A family of windows over each key's rows in `order_by` (arrival) order: count and data-driven
+ * windows. No event time, so no lateness: windows close by rows, and at the end of a key's input
+ * (teardown) the windows still open are output as `partial`. A window's start and end are the
+ * order_by values of its first and last row. What a family must remember between rows besides its
+ * windows lives in the state's record ([[WindowState.record]]).
+ */
+trait SequenceFamily extends WindowFamily {
+  /** A fresh record for a key. */
+  def newRecord(): AnyRef = null
+  /** Places one row; false when it is no window member (a punctuation marker, a delta row without a value). */
+  def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
+  /** The end of the key's input: open windows go out as `partial`. */
+  def teardown(op: KeyedWindowOperator): Unit
+
+  override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.first, w.last, kind)
+}
+
+object SequenceFamily {
+  def apply(spec: SequenceWindowSpec, policies: WindowPolicies): SequenceFamily = spec match {
+    case c: CountWindowSpec if c.step < c.size && !c.alignEnd && (policies.emitUpdate || policies.countTrigger > 0) =>
+      OverlappingCountWindows(c)
+    case c: CountWindowSpec => CountWindows(c, policies)
+    case other => DataWindows(other)
+  }
+
+  /** True when the windows of `spec` never overlap, so one running aggregate suffices. */
+  def disjoint(spec: SequenceWindowSpec): Boolean = spec match {
+    case c: CountWindowSpec => c.step == c.size
+    case _ => true
+  }
+}
+
+/** Where a count family is in the key's rows. */
+final class CountRecord extends Serializable {
+  var rows = 0L
+  var oldestRetained = 0L
+  // Rows below this index have been in an emitted window.
+  var coveredUntil = 0L
+  // Arrival-order value of each retained row: a window's start and end are its first and last.
+  val orders = new mutable.ArrayDeque[Any]
+}
+
+/**
+ * Count windows of one key, sharing the retained rows (one running buffer, a FIFO of per-row
+ * buffers, or the rows):
+ *  - align start (KX count, Quix count windows, SPL count(N)): windows start at rows 0, step, 2·step,
+ *    … and hold `size` rows; a window is `final` when its last row arrives.
+ *  - align end (eKuiper COUNTWINDOW(size, step)): at every step-th row, once at least `size` rows
+ *    arrived, a window holds the latest `size` rows. Rows older than the first such window are in
+ *    no window (eKuiper: "the 1st event is ignored") and counted as such.
+ * At the end of the input, each window that has begun but is not complete is emitted as `partial`.
+ * Only rows that a future window can still hold are retained: at most `size`.
+ * Policies (non-overlapping windows only): `emit_update` outputs the window so far after each row;
+ * `count_trigger` outputs the rows held as `partial` once they reach N and drops them, so each
+ * output's start and end are the first and last order_by value of the rows it holds.
+ */
+final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) extends SequenceFamily {
+  override def newRecord(): AnyRef = new CountRecord
+
+  private def retained(op: KeyedWindowOperator): WindowEntry = {
+    var w = op.state.window(0L)
+    if (w == null) {
+      w = op.open(0L, 0L, if (SequenceFamily.disjoint(spec)) op.contents.buffered() else op.contents.fifo())
+    }
+    w
+  }
+
+  override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val r = op.state.record.asInstanceOf[CountRecord]
+    val w = retained(op)
+    w.contents.append(row)
+    r.orders.append(order)
+    r.rows += 1
+    op.keptRowsChanged(1)
+    // When the row completes a window, the retained rows are exactly that window.
+    op.afterRow(r.orders.size, completesWindow(r))({ kind =>
+      emit(w, r, kind, op)
+      if (kind ne WindowKind.Update) r.coveredUntil = r.rows
+    }, evictBefore(r.rows, w, r, op))
+    evictBefore(firstRowStillNeeded(r), w, r, op)
+    true
+  }
+
+  override def teardown(op: KeyedWindowOperator): Unit = {
+    val r = op.state.record.asInstanceOf[CountRecord]
+    val w = op.state.window(0L)
+    if (w == null) return
+    if (spec.alignEnd) {
+      if (r.rows > r.coveredUntil && r.orders.nonEmpty) emit(w, r, WindowKind.Partial, op)
+    } else {
+      // Every retained row is in one of the partial windows below, so none is unwindowed.
+      r.coveredUntil = r.rows
+      var start = firstRowStillNeeded(r)
+      while (start < r.rows) {
+        evictBefore(start, w, r, op)
+        // (A count trigger may have flushed every row of the last window already.)
+        if (r.orders.nonEmpty) emit(w, r, WindowKind.Partial, op)
+        start += spec.step
+      }
+    }
+  }
+
+  private def emit(w: WindowEntry, r: CountRecord, kind: UTF8String, op: KeyedWindowOperator): Unit = {
+    w.first = r.orders.head
+    w.last = r.orders.last
+    op.output(w, kind)
+  }
+
+  private def completesWindow(r: CountRecord): Boolean =
+    r.rows >= spec.size && (if (spec.alignEnd) r.rows % spec.step == 0 else (r.rows - spec.size) % spec.step == 0)
+
+  /** Index of the oldest row that a window not yet complete holds. */
+  private def firstRowStillNeeded(r: CountRecord): Long =
+    if (spec.alignEnd) {
+      // The next window ends at the next multiple of step that is at least size.
+      val next = math.max(spec.size, (r.rows / spec.step + 1) * spec.step)
+      next - spec.size
+    } else if (r.rows < spec.size) 0L
+    else ((r.rows - spec.size) / spec.step + 1) * spec.step
+
+  private def evictBefore(index: Long, w: WindowEntry, r: CountRecord, op: KeyedWindowOperator): Unit = {
+    while (r.oldestRetained < index && r.orders.nonEmpty) {
+      if (r.oldestRetained >= r.coveredUntil) op.countInNoWindow()
+      w.contents.evictOldest()
+      r.orders.removeHead()
+      r.oldestRetained += 1
+      op.keptRowsChanged(-1)
+    }
+  }
+}
+
+/** How many rows an overlapping count family has seen. */
+final class RowCount extends Serializable { var rows = 0L }
+
+/**
+ * Overlapping start-aligned count windows (Quix hopping and sliding count windows) whose rows so
+ * far are output while they fill: with `emit_update` after every row, each open window (every
+ * window holding the row) as `update`; with `count_trigger` a window's rows as `partial` once they
+ * reach N. Each open window keeps its own contents, so a row is added to size / step of them; the
+ * shared [[CountWindows]] serve every other count window. Windows start at rows 0, step, 2·step, …
+ * (their start in the state is that row index), are `final` at their size-th row and `partial` at
+ * the end of the input.
+ */
+final case class OverlappingCountWindows(spec: CountWindowSpec) extends SequenceFamily {
+  override def newRecord(): AnyRef = new RowCount
+
+  override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val r = op.state.record.asInstanceOf[RowCount]
+    if (r.rows % spec.step == 0) op.open(r.rows, r.rows + spec.size, op.contents.buffered())
+    r.rows += 1
+    val open = op.state.windows(Long.MinValue, true, Long.MaxValue, true).toVector
+    open.foreach { w =>
+      if (w.held == 0) w.first = order
+      w.last = order
+      op.enter(w, row, completes = r.rows == w.end)
+    }
+    open.iterator.takeWhile(_.end == r.rows).foreach(w => op.drop(w))
+    true
+  }
+
+  override def teardown(op: KeyedWindowOperator): Unit =
+    op.state.windows(Long.MinValue, true, Long.MaxValue, true).foreach { w =>
+      if (w.held > 0) op.output(w, WindowKind.Partial)
+    }
+}
+
+/** Where a data family is in the key's rows. */
+final class DataRecord(var triggerState: Any) extends Serializable {
+  var members = 0
+  var oldestValue = 0.0
+}
+
+/**
+ * Windows whose boundaries come from the data; they never overlap and one is open at a time.
+ *  - split (KX global trigger): a row whose predicate is true starts a new window; with a user's
+ *    [[streamwin.api.SplitTrigger]], its stateful function says so (the host passes the trigger's
+ *    input columns as a Row).
+ *  - delta (SPL delta): a row whose value exceeds the oldest member's value by more than the
+ *    threshold closes the window and starts the next one.
+ *  - punctuation (SPL punct()): a marker row closes the window and is no member of any.
+ * The open window at the end of the input is emitted as `partial`.
+ * Policies: `emit_update` outputs the window so far after each row that entered it;
+ * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
+ * goes on); each output's start and end are the first and last order_by value of its rows.
+ */
+final case class DataWindows(spec: SequenceWindowSpec) extends SequenceFamily {
+  override def newRecord(): AnyRef = new DataRecord(spec match {
+    case TriggerSplitWindowSpec(trigger) => trigger.initialState
+    case _ => null
+  })
+
+  override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val r = op.state.record.asInstanceOf[DataRecord]
+    spec match {
+      case SplitWindowSpec =>
+        if (signal == true && r.members > 0) close(WindowKind.Final, r, op)
+        append(order, row, r, op)
+        true
+      case TriggerSplitWindowSpec(trigger) =>
+        val (state, startsWindow) = trigger.next(r.triggerState, signal.asInstanceOf[Row])
+        r.triggerState = state
+        if (startsWindow && r.members > 0) close(WindowKind.Final, r, op)
+        append(order, row, r, op)
+        true
+      case DeltaWindowSpec(threshold) =>
+        if (signal == null) false
+        else {
+          val value = signal.asInstanceOf[Double]
+          if (r.members > 0 && value - r.oldestValue > threshold) close(WindowKind.Final, r, op)
+          if (r.members == 0) r.oldestValue = value
+          append(order, row, r, op)
+          true
+        }
+      case PunctuationWindowSpec =>
+        if (signal == true) {
+          if (r.members > 0) close(WindowKind.Final, r, op)
+          false
+        } else {
+          append(order, row, r, op)
+          true
+        }
+      case other => throw new IllegalStateException(s"not a data window: $other")
+    }
+  }
+
+  override def teardown(op: KeyedWindowOperator): Unit = {
+    val r = op.state.record.asInstanceOf[DataRecord]
+    if (r.members > 0) close(WindowKind.Partial, r, op)
+  }
+
+  private def current(op: KeyedWindowOperator): WindowEntry = {
+    val w = op.state.window(0L)
+    if (w != null) w else op.open(0L, 0L, op.contents.buffered())
+  }
+
+  private def append(order: Any, row: InternalRow, r: DataRecord, op: KeyedWindowOperator): Unit = {
+    val w = current(op)
+    if (w.held == 0) w.first = order
+    w.last = order
+    r.members += 1
+    op.enter(w, row)
+  }
+
+  private def close(kind: UTF8String, r: DataRecord, op: KeyedWindowOperator): Unit = {
+    val w = current(op)
+    if (w.held > 0) op.output(w, kind)
+    op.flushRows(w)
+    r.members = 0
+  }
+}
