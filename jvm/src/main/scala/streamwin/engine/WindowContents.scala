@@ -104,8 +104,9 @@ object NoContents extends WindowContents {
 
 object RowRuns {
   /** The runs one after the other, each read lazily and closed once exhausted. */
-  def concat(runs: Seq[RowRun]): RowRun = new RowRun {
+  def concat(runs: Seq[RowRun]): RowRun = if (runs.size == 1) runs.head else new RowRun {
     private var index = 0
+    override val numRows: Long = runs.iterator.map(_.numRows).sum
     override def hasNext: Boolean = {
       while (index < runs.size && !runs(index).hasNext) { runs(index).close(); index += 1 }
       index < runs.size
