@@ -15,7 +15,8 @@ def window_metrics(df: Union[DataFrame, StreamingQuery]) -> dict[str, int]:
     Call it after an action on the very same DataFrame object (``collect()``, ``count()`` on it,
     a write). Keys: ``numOutputRows``, ``windowsEmitted``, ``rowsWindowed`` (input rows that went
     into a window), ``rowsSkipped`` (null time or order, or between hopping windows),
-    ``lateRowsDropped``, ``lateRowsPassedThrough`` (``late="passthrough"``) and ``peakBufferedRows``.
+    ``lateRowsDropped``, ``lateRowsPassedThrough`` (``late="passthrough"``), ``peakBufferedRows`` and
+    ``spillSize`` (bytes of rows kept by windows that went to disk, see ``spark.streamwin.buffer.memoryBytes``).
     Every input row is windowed, late (dropped or passed through) or skipped.
     For a ``StreamingQuery`` the counts are summed over the micro-batches it ran since it started
     (or restarted from its checkpoint), without ``peakBufferedRows``.

@@ -36,9 +36,13 @@ trait SequenceWindowHost extends StreamWindowExec {
     val (outRows, windows, windowed, skipped, lateMetric, passedMetric, peakMetric) = (longMetric("numOutputRows"),
       longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
       longMetric("lateRowsDropped"), longMetric("lateRowsPassedThrough"), longMetric("peakBufferedRows"))
+    val spillMetric = longMetric("spillSize")
     val (engineBlueprint, childOutput, windowSpec, orderAttr, signalAttr, tiesAllowed) =
       (blueprint, child.output, spec, order, signal, orderIsEventTime)
     child.execute().mapPartitions { input =>
+      // The task's budget for kept rows: it counts what they spilled (read before the task ends).
+      val budget = streamwin.engine.RowBag.budget
+      val spilledBefore = budget.spilledBytes
       val keyOf = UnsafeProjection.create(streamKeys, childOutput)
       var key: InternalRow = null
       val pending = new mutable.Queue[Iterator[InternalRow]]
@@ -58,6 +62,7 @@ trait SequenceWindowHost extends StreamWindowExec {
               engine.rowsInNoWindow
             lateMetric += engine.rowsLate
             passedMetric += engine.rowsPassedThrough
+            spillMetric += budget.spilledBytes - spilledBefore
             return false
           }
           val row = input.next()

@@ -30,7 +30,8 @@ object WindowMetrics {
     "lateRowsDropped" -> SQLMetrics.createMetric(sc, "late rows dropped"),
     "lateRowsPassedThrough" -> SQLMetrics.createMetric(sc, "late rows passed through (kind late)"),
     "rowsSkipped" -> SQLMetrics.createMetric(sc, "rows skipped (null time or order, or between windows)"),
-    "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"))
+    "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"),
+    "spillSize" -> SQLMetrics.createSizeMetric(sc, "spill size of rows kept by windows"))
 }
 
 /**
