@@ -17,8 +17,8 @@ import streamwin.spec._
  * Project(WindowAggregate), and a Project selecting one becomes Project(WindowAssign). The time,
  * order, signal and key expressions are computed by a Project below, so streamwin's nodes only ever
  * see attributes. Each family's rules for its columns come from its spec ([[WindowSpec.leadingColumn]],
- * [[WindowSpec.signalColumn]]). A window over a stream is hosted by Spark's transformWithState
- * instead ([[StreamingWindowHost]]).
+ * [[WindowSpec.signalColumn]]). Windows over a stream get the same nodes; planning hosts them in
+ * Spark's transformWithState ([[StreamingWindowHost]]).
  */
 object WindowResolution {
 
@@ -84,9 +84,9 @@ object WindowResolution {
   private def withExtraColumns(child: LogicalPlan, extra: Seq[NamedExpression]): LogicalPlan =
     if (extra.isEmpty) child else Project(child.output ++ extra, child)
 
-  /** A window node over a streaming child is hosted by Spark's transformWithState instead. */
-  private def hosted(node: LogicalPlan): LogicalPlan =
-    if (node.children.exists(_.isStreaming)) StreamingWindowHost.plan(node) else node
+  /** A window over a stream is checked now (it is planned per micro-batch) and gets the metrics its micro-batches share. */
+  private def streamMetrics(window: StreamWindow, child: LogicalPlan): Option[StreamWindowMetrics] =
+    if (child.isStreaming) Some(StreamingWindowHost.prepare(window.spec)) else None
 
   def resolveAggregate(a: Aggregate): LogicalPlan = {
     a.groupingExpressions.foreach(rejectNested)
@@ -131,9 +131,9 @@ object WindowResolution {
     }
     val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
 
+    val child = withExtraColumns(a.child, extra.toSeq)
     val node = WindowAggregate(window.spec, window.policies, arrivalOrder, keys, timeOrOrder, signal, windowAttr,
-      aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute),
-      withExtraColumns(a.child, extra.toSeq))
+      aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute), child)(None)
     val available = AttributeSet(node.output)
     results.foreach { r =>
       val missing = r.references.filterNot(available.contains)
@@ -143,7 +143,8 @@ object WindowResolution {
             "aggregated; add it to groupBy(...) or wrap it in an aggregate such as first(...)")
       }
     }
-    Project(results, hosted(node))
+    // Over a stream, the stream's own check comes after every check of the query itself.
+    Project(results, node.copy()(streamMetrics(window, child)))
   }
 
   def resolveProject(p: Project): LogicalPlan = {
@@ -167,8 +168,9 @@ object WindowResolution {
     val tagged = window.spec match {
       case _: TimeWindowSpec | _: SequenceWindowSpec =>
         val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
-        hosted(WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr,
-          withExtraColumns(p.child, extra.toSeq)))
+        val child = withExtraColumns(p.child, extra.toSeq)
+        WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
+          streamMetrics(window, child))
       case _ =>
         // A row's sliding, session or interval windows depend on the other rows of its stream: tag
         // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
@@ -181,8 +183,9 @@ object WindowResolution {
         val columns = p.child.output
         val members = CollectList(CreateStruct(columns))
         val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
-        val grouped = hosted(WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
-          windowAttr, Seq(members), Seq(None), Seq(membersAttr), withExtraColumns(p.child, extra.toSeq)))
+        val child = withExtraColumns(p.child, extra.toSeq)
+        val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
+          windowAttr, Seq(members), Seq(None), Seq(membersAttr), child)(streamMetrics(window, child))
         val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
         val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
           outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
