@@ -124,8 +124,8 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("a window over a stream is analysed as over batch data and planned as transformWithState per micro-batch") {
     import spark.implicits._
     implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
-    val input = TestStreams.MemoryStream[(String, Long, Long)]
-    val windowed = input.toDF().toDF("k", "seq", "v").groupBy(col("k"), countWindow(2, col("seq"))).agg(sum("v"))
+    val input = TestStreams.MemoryStream[(String, Long, Long, String)]
+    val windowed = input.toDF().toDF("k", "seq", "v", "note").groupBy(col("k"), countWindow(2, col("seq"))).agg(sum("v"))
     // The analyzer only resolves: the window node, not Spark's transformWithState.
     val analyzed = windowed.queryExecution.analyzed
     assert(analyzed.collectFirst { case w: WindowAggregate => w }.exists(_.streamMetrics.isDefined), analyzed.treeString)
@@ -135,7 +135,7 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     val query = try windowed.writeStream.format("memory").queryName("plan_shape_stream").outputMode("append").start()
     finally spark.conf.set("spark.sql.adaptive.enabled", "false")
     val batches = Seq(Seq(("a", 1L, 1L), ("a", 2L, 2L), ("b", 3L, 4L)), Seq(("a", 4L, 8L), ("b", 5L, 16L)),
-      Seq(("a", 5L, 32L), ("b", 6L, 64L)))
+      Seq(("a", 5L, 32L), ("b", 6L, 64L))).map(_.map { case (k, seq, v) => (k, seq, v, "x") })
     try {
       batches.foreach { rows =>
         input.addData(rows: _*)
@@ -146,6 +146,9 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(!plan.isInstanceOf[AdaptiveSparkPlanExec], plan.treeString)
       val hosts = plan.collect { case t: TransformWithStateExec => t }
       assert(hosts.size == 1 && hosts.head.statefulProcessor.isInstanceOf[WindowStatefulProcessor], plan.treeString)
+      // The rows fed to the state keep every column of the stream (unused ones too): the layout of
+      // rows kept in a checkpoint does not depend on what the optimizer could prune.
+      assert(hosts.head.dataAttributes.map(_.name) == Seq("k", "seq", "v", "note"), plan.treeString)
       assert(exchanges(plan).size == 1, plan.treeString)
       // Each micro-batch planned its own processor, and every one added to the same metrics.
       val metrics = WindowMetricsReport.ofQuery(query)

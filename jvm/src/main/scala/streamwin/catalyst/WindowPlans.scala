@@ -17,6 +17,19 @@ final class StreamWindowMetrics(val metrics: Map[String, SQLMetric]) extends Ser
   override def toString: String = "StreamWindowMetrics"
 }
 
+/** What streamwin's logical nodes share. */
+trait WindowNode extends UnaryNode {
+  def streamMetrics: Option[StreamWindowMetrics]
+
+  /**
+   * Over a stream, every column of the child reaches the state store (rows the engine keeps, in the
+   * child's layout), so the optimizer must not prune them: a checkpoint restores into the layout it
+   * was written with.
+   */
+  override def references: AttributeSet =
+    if (streamMetrics.isDefined) super.references ++ child.outputSet else super.references
+}
+
 /**
  * groupBy(keys, window).agg(...): one output row per (key, window) with the window struct and the
  * value of each aggregate function. Aggregates are held as functions plus FILTER predicates (not as
@@ -45,7 +58,7 @@ case class WindowAggregate(
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     resultAttrs: Seq[Attribute],
-    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends UnaryNode {
+    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends WindowNode {
 
   override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
   override def producedAttributes: AttributeSet = AttributeSet(windowAttr +: resultAttrs)
@@ -69,7 +82,7 @@ case class WindowAssign(
     signal: Option[Attribute],
     partitionBy: Seq[Attribute],
     windowAttr: Attribute,
-    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends UnaryNode {
+    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends WindowNode {
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
   override def producedAttributes: AttributeSet = AttributeSet(windowAttr :: Nil)

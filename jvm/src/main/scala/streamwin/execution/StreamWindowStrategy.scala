@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.aggregate.AggUtils
 
-import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign}
+import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign, WindowNode}
 import streamwin.spec._
 
 /**
@@ -16,7 +16,7 @@ import streamwin.spec._
  */
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case node @ (_: WindowAggregate | _: WindowAssign) if node.isStreaming =>
+    case node: WindowNode if node.isStreaming =>
       planLater(StreamingWindowHost.plan(node)) :: Nil
 
     // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.

@@ -12,7 +12,7 @@ import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.MetadataBuilder
 
-import streamwin.catalyst.{StreamWindowMetrics, WindowAggregate, WindowAssign, WithoutWatermarkMarker}
+import streamwin.catalyst.{StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode, WithoutWatermarkMarker}
 import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, StreamwinErrors, TimeWindowSpec,
   WindowPolicies, WindowSpec}
 
@@ -85,10 +85,9 @@ object StreamingWindowHost {
    */
   def plan(node: LogicalPlan): LogicalPlan = {
     val r = replayOf(node)
-    val metrics = (node match {
-      case a: WindowAggregate => a.streamMetrics
-      case a: WindowAssign => a.streamMetrics
-    }).getOrElse(prepare(r.spec))
+    val metrics = node match {
+      case w: WindowNode => w.streamMetrics.getOrElse(prepare(r.spec))
+    }
     val eventTime = r.spec match {
       case _: SequenceWindowSpec => false
       case _ => true
