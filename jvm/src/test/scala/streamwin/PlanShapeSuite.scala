@@ -3,16 +3,23 @@ package streamwin
 import java.sql.Timestamp
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.plans.logical.TransformWithState
 import org.apache.spark.sql.execution.{InputAdapter, SortExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Final, Partial}
 import org.apache.spark.sql.functions._
+import org.apache.spark.sql.streamwin.StreamingInternals.{StreamingQueryWrapper, TransformWithStateExec}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import streamwin.api.functions.{hopping, tumbling}
-import streamwin.execution.{TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec}
+import streamwin.api.WindowMetricsReport
+import streamwin.api.functions.{count => countWindow, hopping, tumbling, withOptions}
+import streamwin.catalyst.WindowAggregate
+import streamwin.execution.{EventTimeReplayAggregateExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
+  StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowStatefulProcessor}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
 class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -20,6 +27,7 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
   private lazy val spark = SparkSession.builder().master("local[2]")
     .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
     .config("spark.sql.adaptive.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.streaming.stateStore.providerClass", StreamingWindowHost.RocksDbProvider)
     .getOrCreate()
 
   override def afterAll(): Unit = spark.stop()
@@ -37,6 +45,22 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     case i: InputAdapter => unwrapped(i.child)
     case other => other
   }
+
+  /** The plan has one exchange, and `exec` reads it through a sort by `order` (a local sort: no other sort). */
+  private def assertSortedAboveOneExchange(plan: SparkPlan, exec: SparkPlan, order: Seq[Expression]): Unit = {
+    assert(exchanges(plan).size == 1, plan.treeString)
+    unwrapped(exec.children.head) match {
+      case sort: SortExec =>
+        assert(!sort.global, plan.treeString)
+        assert(sort.sortOrder.map(_.child).zip(order).forall { case (a, b) => a.semanticEquals(b) } &&
+          sort.sortOrder.size == order.size, plan.treeString)
+        assert(unwrapped(sort.child).isInstanceOf[ShuffleExchangeExec], plan.treeString)
+      case other => fail(s"expected a sort below ${exec.nodeName}, got ${other.nodeName}\n${plan.treeString}")
+    }
+    assert(nodes(plan).count(_.isInstanceOf[SortExec]) == 1, plan.treeString)
+  }
+
+  private def column(plan: SparkPlan, name: String): Attribute = plan.output.find(_.name == name).get
 
   /** The aggregation directly below the only exchange is Spark's partial (map-side) one. */
   private def assertPartialBelowOneExchange(plan: SparkPlan): Unit = {
@@ -64,16 +88,74 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(rows(df) == rows(theirs) && rows(df).size == 30)
   }
 
-  test("hopping windows pre-aggregate slices below the one exchange") {
+  test("hopping windows pre-aggregate slices below the one exchange, then sort them by (key, slice)") {
     val plan = readings.groupBy(col("k"), hopping(col("ts"), "30 seconds", "10 seconds")).agg(sum("v"))
       .queryExecution.executedPlan
     assertPartialBelowOneExchange(plan)
-    assert(plan.collectFirst { case t: TimeWindowAggregateExec => t }.isDefined, plan.treeString)
+    val windows = plan.collectFirst { case t: TimeWindowAggregateExec => t }.getOrElse(fail(plan.treeString))
+    assertSortedAboveOneExchange(plan, windows, windows.keys :+ windows.slice)
+  }
+
+  test("count windows: one exchange by key, each key sorted by order_by, no partial aggregation") {
+    val plan = readings.groupBy(col("k"), countWindow(3, col("v"))).agg(sum("v")).queryExecution.executedPlan
+    val windows = plan.collectFirst { case s: SequenceWindowAggregateExec => s }.getOrElse(fail(plan.treeString))
+    assertSortedAboveOneExchange(plan, windows, Seq(column(windows.child, "k"), column(windows.child, "v")))
+    assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
+    // In a select, partition_by columns are the keys.
+    val tagged = readings.select(col("v"), countWindow(3, 1, col("v"), Seq(col("k")))).queryExecution.executedPlan
+    val assign = tagged.collectFirst { case s: SequenceWindowAssignExec => s }.getOrElse(fail(tagged.treeString))
+    assertSortedAboveOneExchange(tagged, assign, assign.streamKeys :+ assign.order)
+  }
+
+  test("arrival-order policies replay each key's rows sorted by (key, order_by) after one exchange") {
+    val plan = readings.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"), "order_by" -> col("v"),
+      "lateness" -> "5 seconds")).agg(sum("v")).queryExecution.executedPlan
+    val replay = plan.collectFirst { case e: EventTimeReplayAggregateExec => e }.getOrElse(fail(plan.treeString))
+    assertSortedAboveOneExchange(plan, replay, Seq(column(replay.child, "k"), column(replay.child, "v")))
+    assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
   }
 
   test("tumbling in a select is a map over the rows: no exchange, no sort") {
     val plan = readings.select(col("v"), tumbling(col("ts"), "10 seconds")).queryExecution.executedPlan
     assert(exchanges(plan).isEmpty && !nodes(plan).exists(_.isInstanceOf[SortExec]), plan.treeString)
     assert(plan.collectFirst { case t: TimeWindowAssignExec => t }.isDefined, plan.treeString)
+  }
+
+  test("a window over a stream is analysed as over batch data and planned as transformWithState per micro-batch") {
+    import spark.implicits._
+    implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
+    val input = TestStreams.MemoryStream[(String, Long, Long, String)]
+    val windowed = input.toDF().toDF("k", "seq", "v", "note").groupBy(col("k"), countWindow(2, col("seq"))).agg(sum("v"))
+    // The analyzer only resolves: the window node, not Spark's transformWithState.
+    val analyzed = windowed.queryExecution.analyzed
+    assert(analyzed.collectFirst { case w: WindowAggregate => w }.exists(_.streamMetrics.isDefined), analyzed.treeString)
+    assert(analyzed.collectFirst { case t: TransformWithState => t }.isEmpty, analyzed.treeString)
+    // With adaptive execution on, the stateful plan must still not be adaptive (Spark keeps AQE to stateless streams).
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    val query = try windowed.writeStream.format("memory").queryName("plan_shape_stream").outputMode("append").start()
+    finally spark.conf.set("spark.sql.adaptive.enabled", "false")
+    val batches = Seq(Seq(("a", 1L, 1L), ("a", 2L, 2L), ("b", 3L, 4L)), Seq(("a", 4L, 8L), ("b", 5L, 16L)),
+      Seq(("a", 5L, 32L), ("b", 6L, 64L))).map(_.map { case (k, seq, v) => (k, seq, v, "x") })
+    try {
+      batches.foreach { rows =>
+        input.addData(rows: _*)
+        query.processAllAvailable()
+      }
+      val execution = query.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution
+      val plan = execution.executedPlan
+      assert(!plan.isInstanceOf[AdaptiveSparkPlanExec], plan.treeString)
+      val hosts = plan.collect { case t: TransformWithStateExec => t }
+      assert(hosts.size == 1 && hosts.head.statefulProcessor.isInstanceOf[WindowStatefulProcessor], plan.treeString)
+      // The rows fed to the state keep every column of the stream (unused ones too): the layout of
+      // rows kept in a checkpoint does not depend on what the optimizer could prune.
+      assert(hosts.head.dataAttributes.map(_.name) == Seq("k", "seq", "v", "note"), plan.treeString)
+      assert(exchanges(plan).size == 1, plan.treeString)
+      // Each micro-batch planned its own processor, and every one added to the same metrics.
+      val metrics = WindowMetricsReport.ofQuery(query)
+      assert(metrics.get("rowsWindowed") == 7L && metrics.get("windowsEmitted") == 3L, metrics.toString)
+    } finally query.stop()
+    // a: [1, 2] [8, 32]; b: [4, 16] (b's 64 waits for its next row).
+    assert(spark.table("plan_shape_stream").select("k", "sum(v)").as[(String, Long)].collect().sorted.toSeq ==
+      Seq(("a", 3L), ("a", 40L), ("b", 20L)))
   }
 }

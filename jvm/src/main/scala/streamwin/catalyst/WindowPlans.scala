@@ -3,8 +3,32 @@ package streamwin.catalyst
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
+import org.apache.spark.sql.execution.metric.SQLMetric
 
 import streamwin.spec.{WindowPolicies, WindowSpec}
+
+/**
+ * The row accounting of a window over a stream. Every micro-batch plans the query anew (a new
+ * transformWithState processor each time), so the SQL metrics are made once, when the query is
+ * analysed, carried by the window node, and handed to each micro-batch's processor: they sum over
+ * the micro-batches of the run. Windows over batch data have none (their operators own their metrics).
+ */
+final class StreamWindowMetrics(val metrics: Map[String, SQLMetric]) extends Serializable {
+  override def toString: String = "StreamWindowMetrics"
+}
+
+/** What streamwin's logical nodes share. */
+trait WindowNode extends UnaryNode {
+  def streamMetrics: Option[StreamWindowMetrics]
+
+  /**
+   * Over a stream, every column of the child reaches the state store (rows the engine keeps, in the
+   * child's layout), so the optimizer must not prune them: a checkpoint restores into the layout it
+   * was written with.
+   */
+  override def references: AttributeSet =
+    if (streamMetrics.isDefined) super.references ++ child.outputSet else super.references
+}
 
 /**
  * groupBy(keys, window).agg(...): one output row per (key, window) with the window struct and the
@@ -21,6 +45,7 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  * @param filters      each function's FILTER (WHERE …) predicate, if any
  * @param resultAttrs  one attribute per function for its value
  * @param policies     event-time policies; `arrivalOrder` is the explicit order_by of a time window
+ * @param streamMetrics over a stream, the metrics every micro-batch adds to (not part of the node's identity)
  */
 case class WindowAggregate(
     spec: WindowSpec,
@@ -33,11 +58,13 @@ case class WindowAggregate(
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     resultAttrs: Seq[Attribute],
-    child: LogicalPlan) extends UnaryNode {
+    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends WindowNode {
 
   override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
   override def producedAttributes: AttributeSet = AttributeSet(windowAttr +: resultAttrs)
-  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAggregate = copy(child = newChild)
+  override protected def otherCopyArgs: Seq[AnyRef] = streamMetrics :: Nil
+  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAggregate =
+    copy(child = newChild)(streamMetrics)
 }
 
 /**
@@ -45,6 +72,7 @@ case class WindowAggregate(
  * overlapping windows appears once per window, as with Spark's `window()` in a select).
  *
  * @param partitionBy columns that split the rows into independent streams (count and data windows)
+ * @param streamMetrics over a stream, the metrics every micro-batch adds to (see [[WindowAggregate]])
  */
 case class WindowAssign(
     spec: WindowSpec,
@@ -54,9 +82,10 @@ case class WindowAssign(
     signal: Option[Attribute],
     partitionBy: Seq[Attribute],
     windowAttr: Attribute,
-    child: LogicalPlan) extends UnaryNode {
+    child: LogicalPlan)(val streamMetrics: Option[StreamWindowMetrics]) extends WindowNode {
 
   override def output: Seq[Attribute] = child.output :+ windowAttr
   override def producedAttributes: AttributeSet = AttributeSet(windowAttr :: Nil)
-  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAssign = copy(child = newChild)
+  override protected def otherCopyArgs: Seq[AnyRef] = streamMetrics :: Nil
+  override protected def withNewChildInternal(newChild: LogicalPlan): WindowAssign = copy(child = newChild)(streamMetrics)
 }

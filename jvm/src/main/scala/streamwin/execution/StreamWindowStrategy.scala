@@ -7,12 +7,18 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.aggregate.AggUtils
 
-import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign}
+import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign, WindowNode}
 import streamwin.spec._
 
-/** Plans streamwin's logical nodes; the physical operators state the distribution and order they need. */
+/**
+ * Plans streamwin's logical nodes; the physical operators state the distribution and order they need.
+ * A window over a stream is hosted by Spark's transformWithState: planned anew for each micro-batch.
+ */
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case node: WindowNode if node.isStreaming =>
+      planLater(StreamingWindowHost.plan(node)) :: Nil
+
     // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), policies, order,
         keys, time, _, windowAttr, functions, filters, resultAttrs, child) if policies.replaysRows =>

@@ -2,15 +2,17 @@ package streamwin.execution
 
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.analysis.SimpleAnalyzer
 import org.apache.spark.sql.catalyst.encoders.RowEncoder
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LogicalPlan, Project, TransformWithState}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LocalRelation, LogicalPlan, Project,
+  TransformWithState}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.MetadataBuilder
 
-import streamwin.catalyst.{WindowAggregate, WindowAssign, WithoutWatermarkMarker}
+import streamwin.catalyst.{StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode, WithoutWatermarkMarker}
 import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, StreamwinErrors, TimeWindowSpec,
   WindowPolicies, WindowSpec}
 
@@ -20,6 +22,10 @@ import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec
  * state store, checkpoints and restarts are Spark's, and output modes follow Spark's rules. The
  * processor emits only closed windows (`final`, count-trigger `partial`, `late`) in append mode,
  * and under emit="update" also `update` rows (the operator then runs in update mode).
+ *
+ * The analyzer leaves the window node as it is over batch data, after [[prepare]] checked the
+ * stream and made its metrics; the planner ([[StreamWindowStrategy]]) calls [[plan]] for every
+ * micro-batch.
  */
 object StreamingWindowHost {
   val RocksDbProvider = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -64,10 +70,24 @@ object StreamingWindowHost {
         tiesAllowed = order.isEmpty)
   }
 
-  /** `node` (a WindowAggregate or WindowAssign over a streaming child) as a transformWithState plan with the same output. */
+  /**
+   * What a window over a stream needs when the query is defined: the checks that cannot wait for
+   * the query to start, and the metrics every micro-batch of its run adds to.
+   */
+  def prepare(spec: WindowSpec): StreamWindowMetrics = {
+    requireRocksDb(spec.function)
+    new StreamWindowMetrics(WindowMetrics.create(SparkContext.getOrCreate()))
+  }
+
+  /**
+   * `node` (a WindowAggregate or WindowAssign over a streaming child, analysed and optimised) as a
+   * transformWithState plan with the same output, ready for the planner.
+   */
   def plan(node: LogicalPlan): LogicalPlan = {
     val r = replayOf(node)
-    requireRocksDb(r.spec.function)
+    val metrics = node match {
+      case w: WindowNode => w.streamMetrics.getOrElse(prepare(r.spec))
+    }
     val eventTime = r.spec match {
       case _: SequenceWindowSpec => false
       case _ => true
@@ -102,13 +122,17 @@ object StreamingWindowHost {
       r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) })
     val order = rebind(r.order)
     val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), order, r.signal.map(rebind),
-      r.tiesAllowed, clock,
-      WindowMetrics.create(SparkContext.getOrCreate()))
+      r.tiesAllowed, clock, metrics.metrics)
     val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
     def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
-    val hosted = TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
-      if (r.policies.emitUpdate) OutputMode.Update() else OutputMode.Append(), input)(
-      rows(grouping), rows(inputAttrs), rows(outputAttrs))
+    // The analyzer resolves transformWithState's deserializers of keys and rows; made at planning, the
+    // node is resolved here, over a stand-in with the input's columns that then gives way to the input.
+    val standIn = LocalRelation(inputAttrs, isStreaming = true)
+    val hosted = SimpleAnalyzer.execute(TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
+      if (r.policies.emitUpdate) OutputMode.Update() else OutputMode.Append(), standIn)(
+      rows(grouping), rows(inputAttrs), rows(outputAttrs))).transformUp {
+      case t: TransformWithState => t.withNewChildren(input +: t.children.tail)
+    }
     // The node's own output attributes (ids included) come back on top, so the plan above resolves.
     val byId = outputAttrs.zip(hosted.output).map { case (a, h) => a.exprId -> h }.toMap
     Project(node.output.map { a =>

@@ -1,7 +1,5 @@
 package streamwin.execution
 
-import scala.collection.mutable
-
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -9,14 +7,14 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.engine.{AggregateEvaluator, SliceWindowEngine, WindowKind}
+import streamwin.engine.{SliceWindowEngine, WindowKind}
 import streamwin.spec.{TimeWindowSpec, WindowSpec}
 
 /**
  * groupBy over event-time windows built from slices: aligned (tumbling, hopping, timer), per-event
  * sliding and session windows. Its child is Spark's own partial aggregation by (keys, slice start),
  * so rows are pre-aggregated map-side before the shuffle; this operator merges the slices of each
- * key in event-time order and hands them to the family's [[SliceWindowEngine]].
+ * key in event-time order and hands them to the family's [[SliceWindowEngine]] ([[SliceWindowIterator]]).
  *
  * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds;
  * sessions add hidden functions before it (see [[SliceWindowEngine.apply]]).
@@ -52,90 +50,9 @@ case class TimeWindowAggregateExec(
   override def requiredChildOrdering: Seq[Seq[SortOrder]] = Seq((keys :+ slice).map(SortOrder(_, Ascending)))
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (outRows, windows, windowed, skipped, peakMetric) = (longMetric("numOutputRows"),
-      longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
-      longMetric("peakBufferedRows"))
     val childOutput = child.output
-    val bufferOffset = keys.size + 1
     child.execute().mapPartitions { input =>
-      val evaluator =
-        if (preAggregated) new AggregateEvaluator(functions, functions.map(_ => None), Nil)
-        else new AggregateEvaluator(functions, filters, childOutput)
-      val rowCountSlot = evaluator.offsetOf(functions.size - 1)
-      val bufferTypes = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
-      val readBuffer = MutableProjection.create(bufferTypes.zipWithIndex.map { case (dt, i) =>
-        BoundReference(bufferOffset + i, dt, nullable = true)
-      })
-      val sliceOf = UnsafeProjection.create(Seq(slice), childOutput)
-      val keyOf = UnsafeProjection.create(keys, childOutput)
-      val writer = new WindowRowWriter(output)
-      var key: InternalRow = null
-      var sliceStart = 0L
-      var sliceBuffer: InternalRow = null
-      val pending = new mutable.Queue[Iterator[InternalRow]]
-      val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
-        pending.enqueue(Iterator.single(writer.aggregated(key, start, end, WindowKind.Final, values)))
-        outRows += 1
-        windows += 1
-      })
-
-      new PushToPullIterator(pending) {
-
-        private def flushSlice(): Unit = if (sliceBuffer != null) {
-          val rows = sliceBuffer.getLong(rowCountSlot)
-          if (engine.addSlice(sliceStart, sliceBuffer)) windowed += rows else skipped += rows
-          sliceBuffer = null
-        }
-
-        private def finishKey(): Unit = if (key != null) {
-          flushSlice()
-          engine.finishKey()
-        }
-
-        override protected def advance(): Boolean = {
-          if (!input.hasNext) {
-            finishKey()
-            peakMetric.set(engine.peakBuffered)
-            return false
-          }
-          val row = input.next()
-          val k = keyOf(row)
-          if (key == null || k != key) {
-            finishKey()
-            key = k.copy()
-          }
-          if (preAggregated) {
-            // The slice is the partial aggregation's grouping column, right after the keys.
-            if (row.isNullAt(keys.size)) {
-              skipped += row.getLong(bufferOffset + rowCountSlot)
-            } else {
-              val start = row.getLong(keys.size)
-              val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
-              if (sliceBuffer != null && start == sliceStart) {
-                evaluator.merge(sliceBuffer, buffer) // the same slice, pre-aggregated by another map task
-              } else {
-                flushSlice()
-                sliceStart = start
-                sliceBuffer = buffer
-              }
-            }
-          } else {
-            val sliceValue = sliceOf(row)
-            if (sliceValue.isNullAt(0)) {
-              skipped += 1
-            } else {
-              val start = sliceValue.getLong(0)
-              if (sliceBuffer == null || start != sliceStart) {
-                flushSlice()
-                sliceStart = start
-                sliceBuffer = evaluator.newBuffer()
-              }
-              evaluator.update(sliceBuffer, row)
-            }
-          }
-          true
-        }
-      }
+      new SliceWindowIterator(input, spec, keys, slice, functions, filters, preAggregated, childOutput, output, metrics)
     }
   }
 

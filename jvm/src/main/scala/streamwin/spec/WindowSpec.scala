@@ -1,11 +1,24 @@
 package streamwin.spec
 
-/** What a window function asked for, validated and normalised. Pure data: no Spark types. */
+import org.apache.spark.sql.catalyst.expressions.Cast
+import org.apache.spark.sql.types.{CalendarIntervalType, DayTimeIntervalType, DoubleType, NumericType, StringType}
+
+import streamwin.catalyst.{EpochSeconds, GapMicros}
+
+/**
+ * What a window function asked for, validated and normalised: data, plus the rules for its input
+ * columns that the analyzer checks. Specs are part of streaming engine state (Java-serialized), so
+ * each case class pins its serialVersionUID: methods may be added without breaking checkpoints.
+ */
 sealed trait WindowSpec extends Serializable {
   /** The SQL name of the function that built this spec (for error messages and plan strings). */
   def function: String
   /** True when the window reads a second column (a data window's signal, a dynamic session gap, an interval's order_by). */
   def hasSignal: Boolean = false
+  /** What the first column must be: the event time (time windows) or the order_by (count and data windows). */
+  def leadingColumn: InputColumn = InputColumn.Time
+  /** What the signal column must be and how the engine reads it (when `hasSignal`); None: any column, as it is. */
+  def signalColumn: Option[InputColumn] = None
 }
 
 /**
@@ -22,6 +35,7 @@ sealed trait WindowSpec extends Serializable {
 final case class TimeWindowSpec(function: String, size: Long, step: Long, offset: Long, processingTime: Boolean = false)
     extends WindowSpec {
   require(size > 0 && step > 0, "size and step must be positive")
+  override def leadingColumn: InputColumn = if (function == "sw_timer") InputColumn.eventTime("ingest_time") else InputColumn.Time
 
   /** Windows are unions of slices of this length: the largest unit that divides size and step. */
   val slice: Long = gcd(size, step)
@@ -55,6 +69,7 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
  * event time t of a key, covering [t - size, t] with both ends inclusive. Rows sharing a timestamp
  * share that window (Quix: "every interval has a distinct aggregation"). Microseconds.
  */
+@SerialVersionUID(6951449584940748472L)
 final case class SlidingWindowSpec(size: Long) extends WindowSpec {
   require(size > 0, "size must be positive")
   override def function: String = "sw_sliding"
@@ -72,11 +87,18 @@ final case class SlidingWindowSpec(size: Long) extends WindowSpec {
  * T - maxDuration, the session ends at T, rows at T or later go to the next session, and that next
  * session is reported as starting at T. Microseconds.
  */
+@SerialVersionUID(-4775134978169674607L)
 final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: Option[Long]) extends WindowSpec {
   require(dynamicGap || gap > 0, "gap must be positive")
   require(maxDuration.forall(d => !dynamicGap && d >= gap), "max_duration needs a fixed gap and must be >= gap")
   override def function: String = "sw_session"
   override def hasSignal: Boolean = dynamicGap
+  /** A dynamic gap, read as microseconds. */
+  override def signalColumn: Option[InputColumn] = Some(
+    InputColumn("gap", "a duration literal or an INTERVAL or STRING column (a dynamic gap)")({
+      case CalendarIntervalType | _: DayTimeIntervalType | _: StringType => true
+      case _ => false
+    }, gap => GapMicros(if (gap.dataType.isInstanceOf[StringType]) Cast(gap, CalendarIntervalType) else gap)))
 
   /**
    * Length of the buckets whose rows surely share a session: shorter than the gap (consecutive rows
@@ -100,12 +122,14 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
  * end + discardAge updates the pane, which is emitted again whole (kind `update`); after that the
  * pane is gone and rows for it are late. Microseconds.
  */
+@SerialVersionUID(-1116261797982886946L)
 final case class IntervalWindowSpec(duration: Long, period: Long, discardAge: Long, offset: Long, arrivalOrder: Boolean)
     extends WindowSpec {
   require(duration > 0 && period > 0 && discardAge >= 0, "duration > 0, period > 0, discard_age >= 0")
   override def function: String = "sw_interval"
   /** With an explicit order_by, rows arrive in that order (and may be late); without, in event-time order. */
   override def hasSignal: Boolean = arrivalOrder
+  override def signalColumn: Option[InputColumn] = Some(InputColumn.Order)
 
   private val alignment = Math.floorMod(offset, period)
 
@@ -118,7 +142,9 @@ final case class IntervalWindowSpec(duration: Long, period: Long, discardAge: Lo
 }
 
 /** Windows over each key's rows in `order_by` (arrival) order: count and data-driven windows. */
-sealed trait SequenceWindowSpec extends WindowSpec
+sealed trait SequenceWindowSpec extends WindowSpec {
+  override def leadingColumn: InputColumn = InputColumn.Order
+}
 
 /**
  * Count windows. align = "start" (KX `.qsp.window.count[size; frequency]`, Quix count windows,
@@ -126,6 +152,7 @@ sealed trait SequenceWindowSpec extends WindowSpec
  * align = "end" (eKuiper `COUNTWINDOW(size, step)`): at every step-th row, once at least `size`
  * rows have arrived, a window holds the latest `size` rows.
  */
+@SerialVersionUID(7506678334228820425L)
 final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = false) extends SequenceWindowSpec {
   require(size > 0 && step > 0 && step <= size, "0 < step <= size")
   override def function: String = "sw_count"
@@ -135,6 +162,7 @@ final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = fal
 case object SplitWindowSpec extends SequenceWindowSpec {
   override def function: String = "sw_split"
   override def hasSignal: Boolean = true
+  override def signalColumn: Option[InputColumn] = Some(InputColumn.boolean("predicate", "a BOOLEAN column or condition"))
 }
 
 /**
@@ -142,22 +170,33 @@ case object SplitWindowSpec extends SequenceWindowSpec {
  * oldest row is greater than `threshold`, the window is emitted and the row starts the next one.
  * Values are compared as doubles; timestamps in seconds.
  */
+@SerialVersionUID(3241009931115639606L)
 final case class DeltaWindowSpec(threshold: Double) extends SequenceWindowSpec {
   require(threshold >= 0, "threshold >= 0")
   override def function: String = "sw_delta"
   override def hasSignal: Boolean = true
+  /** The value, read as a double (a timestamp in seconds). */
+  override def signalColumn: Option[InputColumn] = Some(
+    InputColumn("column", "a numeric or timestamp column")(t => t.isInstanceOf[NumericType] || InputColumn.isTimestamp(t),
+      value => value.dataType match {
+        case t if InputColumn.isTimestamp(t) => EpochSeconds(value)
+        case DoubleType => value
+        case _ => Cast(value, DoubleType)
+      }))
 }
 
 /** SPL `punct()`: a row whose marker column is true closes the current window and is no member of any. */
 case object PunctuationWindowSpec extends SequenceWindowSpec {
   override def function: String = "sw_punctuation"
   override def hasSignal: Boolean = true
+  override def signalColumn: Option[InputColumn] = Some(InputColumn.boolean("column", "a BOOLEAN marker column"))
 }
 
 /**
  * KX `.qsp.window.global` with a user's trigger (Scala): like [[SplitWindowSpec]], but a stateful
  * function decides, row by row, where a new window starts. Compared by identity of the trigger.
  */
+@SerialVersionUID(2911593202687400188L)
 final case class TriggerSplitWindowSpec(trigger: streamwin.api.SplitTrigger[Any]) extends SequenceWindowSpec {
   override def function: String = "sw_split"
   override def hasSignal: Boolean = true

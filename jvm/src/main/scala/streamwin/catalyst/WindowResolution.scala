@@ -1,0 +1,199 @@
+package streamwin.catalyst
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, CollectList}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.util.toPrettySQL
+import org.apache.spark.sql.types._
+
+import streamwin.execution.StreamingWindowHost
+import streamwin.spec._
+
+/**
+ * The rewrites behind [[ResolveStreamWindows]]: an Aggregate grouped by a window column becomes
+ * Project(WindowAggregate), and a Project selecting one becomes Project(WindowAssign). The time,
+ * order, signal and key expressions are computed by a Project below, so streamwin's nodes only ever
+ * see attributes. Each family's rules for its columns come from its spec ([[WindowSpec.leadingColumn]],
+ * [[WindowSpec.signalColumn]]). Windows over a stream get the same nodes; planning hosts them in
+ * Spark's transformWithState ([[StreamingWindowHost]]).
+ */
+object WindowResolution {
+
+  def hasWindow(e: Expression): Boolean = e.exists(_.isInstanceOf[StreamWindow])
+
+  /** The window of a top-level window column (possibly aliased, even twice: a renamed window), or None. */
+  private def topLevelWindow(e: Expression): Option[StreamWindow] = e match {
+    case w: StreamWindow => Some(w)
+    case Alias(child, _) => topLevelWindow(child)
+    case _ => None
+  }
+
+  private def rejectNested(e: Expression): Unit = {
+    val inner = topLevelWindow(e).map(_.children).getOrElse(Seq(e))
+    inner.foreach(_.collectFirst { case w: StreamWindow => w }.foreach { w =>
+      throw StreamwinErrors.misuse(w.spec.function,
+        s"a window column cannot be used inside another expression (${toPrettySQL(e)}); " +
+          "select or group by the window itself, then use its fields (window.start, window.end, window.kind)")
+    })
+  }
+
+  /** A window column in agg(...) of an Aggregate that does not group by it. */
+  def windowOnlyInAgg(a: Aggregate): AnalysisException = {
+    val w = a.aggregateExpressions.flatMap(_.collectFirst { case w: StreamWindow => w }).head
+    StreamwinErrors.misuse(w.spec.function,
+      "a window column used in agg(...) must also be in groupBy(...): df.groupBy(keys..., window).agg(...)")
+  }
+
+  /** The checks every family shares; each family's own column rules come from its spec. */
+  private def validate(w: StreamWindow, grouped: Boolean): Unit = {
+    val f = w.spec.function
+    w.spec.leadingColumn.check(f, w.timeOrOrder)
+    for (signal <- w.signal; rule <- w.spec.signalColumn) rule.check(f, signal)
+    w.arrivalOrder.foreach(InputColumn.Order.check(f, _))
+    if (grouped && w.partitionBy.nonEmpty) {
+      throw StreamwinErrors.invalidArgument(f, "partition_by",
+        "is only for select(...); in groupBy(...) the other grouping columns are the keys")
+    }
+  }
+
+  /** The signal as the engine reads it (see [[WindowSpec.signalColumn]]). */
+  private def signalAttribute(w: StreamWindow, extra: ArrayBuffer[NamedExpression]): Option[Attribute] =
+    w.signal.map { s =>
+      asAttribute(w.spec.signalColumn.map(_.forEngine(s)).getOrElse(s), "_sw_signal", extra)
+    }
+
+  /** Makes `e` an attribute of the plan, adding an alias to `extra` if it is computed. */
+  private def asAttribute(e: Expression, name: => String, extra: ArrayBuffer[NamedExpression]): Attribute =
+    e match {
+      case a: Attribute => a
+      case alias: Alias =>
+        // An aliased grouping column (DataFrame groupBy(expr.alias("x"))) keeps its name and id.
+        if (!extra.exists(_.exprId == alias.exprId)) extra += alias
+        alias.toAttribute
+      case other =>
+        extra.collectFirst { case a: Alias if a.child.semanticEquals(other) => a }.map(_.toAttribute).getOrElse {
+          val alias = Alias(other, name)()
+          extra += alias
+          alias.toAttribute
+        }
+    }
+
+  private def withExtraColumns(child: LogicalPlan, extra: Seq[NamedExpression]): LogicalPlan =
+    if (extra.isEmpty) child else Project(child.output ++ extra, child)
+
+  /** A window over a stream is checked now (it is planned per micro-batch) and gets the metrics its micro-batches share. */
+  private def streamMetrics(window: StreamWindow, child: LogicalPlan): Option[StreamWindowMetrics] =
+    if (child.isStreaming) Some(StreamingWindowHost.prepare(window.spec)) else None
+
+  def resolveAggregate(a: Aggregate): LogicalPlan = {
+    a.groupingExpressions.foreach(rejectNested)
+    a.aggregateExpressions.foreach(rejectNested)
+    val windows = a.groupingExpressions.flatMap(topLevelWindow)
+    val distinctWindows = windows.foldLeft(Seq.empty[StreamWindow]) { (acc, w) =>
+      if (acc.exists(_.semanticEquals(w))) acc else acc :+ w
+    }
+    if (distinctWindows.size > 1) {
+      throw StreamwinErrors.misuse(distinctWindows.head.spec.function,
+        s"a query can group by one window column only, found ${distinctWindows.size}: " +
+          distinctWindows.map(_.spec.function).mkString(", "))
+    }
+    val window = distinctWindows.head
+    validate(window, grouped = true)
+
+    val extra = new ArrayBuffer[NamedExpression]
+    val keyExprs = a.groupingExpressions.filter(topLevelWindow(_).isEmpty)
+    val keys = keyExprs.map(k => asAttribute(k, toPrettySQL(k), extra))
+    val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val signal = signalAttribute(window, extra)
+    val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
+    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+
+    val aggregates = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
+      .foldLeft(Seq.empty[AggregateExpression]) { (acc, ae) =>
+        if (acc.exists(_.semanticEquals(ae))) acc else acc :+ ae
+      }
+    aggregates.find(_.isDistinct).foreach { ae =>
+      throw StreamwinErrors.misuse(window.spec.function,
+        s"DISTINCT aggregates are not supported in windows (${toPrettySQL(ae)}); " +
+          "use approx_count_distinct(...) or size(collect_set(...)) instead")
+    }
+
+    val grouped: Seq[(Expression, Attribute)] = keyExprs.zip(keys).flatMap {
+      case (alias: Alias, attr) => Seq(alias -> attr, alias.child -> attr)
+      case pair => Seq(pair)
+    } :+ (window -> windowAttr)
+    def rewrite(e: Expression): Expression = e.transformDown {
+      case ae: AggregateExpression => aggregates.find(_.semanticEquals(ae)).get.resultAttribute
+      case g if grouped.exists(_._1.semanticEquals(g)) => grouped.find(_._1.semanticEquals(g)).get._2
+    }
+    val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
+
+    val child = withExtraColumns(a.child, extra.toSeq)
+    val node = WindowAggregate(window.spec, window.policies, arrivalOrder, keys, timeOrOrder, signal, windowAttr,
+      aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute), child)(None)
+    val available = AttributeSet(node.output)
+    results.foreach { r =>
+      val missing = r.references.filterNot(available.contains)
+      if (missing.nonEmpty) {
+        throw StreamwinErrors.misuse(window.spec.function,
+          s"${missing.map(m => s"`${m.name}`").mkString(", ")} in ${toPrettySQL(r)} is neither grouped nor " +
+            "aggregated; add it to groupBy(...) or wrap it in an aggregate such as first(...)")
+      }
+    }
+    // Over a stream, the stream's own check comes after every check of the query itself.
+    Project(results, node.copy()(streamMetrics(window, child)))
+  }
+
+  def resolveProject(p: Project): LogicalPlan = {
+    p.projectList.foreach(rejectNested)
+    val windows = p.projectList.flatMap(topLevelWindow)
+    if (windows.exists(w => !w.semanticEquals(windows.head))) {
+      throw StreamwinErrors.misuse(windows.head.spec.function,
+        "a select can hold one window column only; tag with one window, then group or join")
+    }
+    val window = windows.head
+    validate(window, grouped = false)
+
+    val extra = new ArrayBuffer[NamedExpression]
+    val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
+    val signal = signalAttribute(window, extra)
+    val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
+    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+    val projectList = p.projectList.map(_.transformDown {
+      case w: StreamWindow if w.semanticEquals(window) => windowAttr
+    }.asInstanceOf[NamedExpression])
+    val tagged = window.spec match {
+      case _: TimeWindowSpec | _: SequenceWindowSpec =>
+        val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
+        val child = withExtraColumns(p.child, extra.toSeq)
+        WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
+          streamMetrics(window, child))
+      case _ =>
+        // A row's sliding, session or interval windows depend on the other rows of its stream: tag
+        // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
+        // so tagged rows are exactly the members of the grouped windows.
+        val partitionBy = window.partitionBy.zipWithIndex.map { case (e, i) =>
+          val alias = Alias(e, s"_sw_partition_$i")()
+          extra += alias
+          alias.toAttribute
+        }
+        val columns = p.child.output
+        val members = CollectList(CreateStruct(columns))
+        val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
+        val child = withExtraColumns(p.child, extra.toSeq)
+        val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
+          windowAttr, Seq(members), Seq(None), Seq(membersAttr), child)(streamMetrics(window, child))
+        val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
+        val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
+          outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
+        // Each column comes back under its own name and id, so the select list above still resolves.
+        Project(columns.zipWithIndex.map { case (c, i) =>
+          Alias(GetStructField(member, i, Some(c.name)), c.name)(exprId = c.exprId, qualifier = c.qualifier)
+        } :+ windowAttr, exploded)
+    }
+    Project(projectList, tagged)
+  }
+}

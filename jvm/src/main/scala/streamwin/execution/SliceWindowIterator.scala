@@ -1,0 +1,121 @@
+package streamwin.execution
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.execution.metric.SQLMetric
+
+import streamwin.engine.{AggregateEvaluator, SliceWindowEngine, WindowKind}
+import streamwin.spec.WindowSpec
+
+/**
+ * One partition of [[TimeWindowAggregateExec]]: rows clustered by key and sorted by (key, slice
+ * start) in, window rows out. It merges the slices of each key in event-time order (a slice
+ * pre-aggregated by several map tasks is merged into one; unaggregated rows are aggregated into
+ * their slice here) and hands them to the family's [[SliceWindowEngine]], which emits the windows.
+ *
+ * @param input      the partition: keys, slice start, then the partial buffers of `functions`
+ *                   (pre-aggregated); raw rows otherwise
+ * @param inputAttrs the attributes of `input`
+ * @param output     key ++ window ++ aggregate values
+ * @param metrics    the exec's metrics ([[WindowMetrics]])
+ */
+final class SliceWindowIterator private (
+    input: Iterator[InternalRow],
+    spec: WindowSpec,
+    keys: Seq[Attribute],
+    slice: Expression,
+    functions: Seq[AggregateFunction],
+    filters: Seq[Option[Expression]],
+    preAggregated: Boolean,
+    inputAttrs: Seq[Attribute],
+    output: Seq[Attribute],
+    metrics: Map[String, SQLMetric],
+    pending: mutable.Queue[Iterator[InternalRow]]) extends PushToPullIterator(pending) {
+
+  def this(input: Iterator[InternalRow], spec: WindowSpec, keys: Seq[Attribute], slice: Expression,
+      functions: Seq[AggregateFunction], filters: Seq[Option[Expression]], preAggregated: Boolean,
+      inputAttrs: Seq[Attribute], output: Seq[Attribute], metrics: Map[String, SQLMetric]) =
+    this(input, spec, keys, slice, functions, filters, preAggregated, inputAttrs, output, metrics,
+      new mutable.Queue[Iterator[InternalRow]])
+
+  private val (outRows, windows, windowed, skipped, peakMetric) = (metrics("numOutputRows"), metrics("windowsEmitted"),
+    metrics("rowsWindowed"), metrics("rowsSkipped"), metrics("peakBufferedRows"))
+  private val bufferOffset = keys.size + 1
+  private val evaluator =
+    if (preAggregated) new AggregateEvaluator(functions, functions.map(_ => None), Nil)
+    else new AggregateEvaluator(functions, filters, inputAttrs)
+  private val rowCountSlot = evaluator.offsetOf(functions.size - 1)
+  private val readBuffer = MutableProjection.create(
+    functions.flatMap(_.aggBufferAttributes.map(_.dataType)).zipWithIndex.map { case (dt, i) =>
+      BoundReference(bufferOffset + i, dt, nullable = true)
+    })
+  private val sliceOf = UnsafeProjection.create(Seq(slice), inputAttrs)
+  private val keyOf = UnsafeProjection.create(keys, inputAttrs)
+  private val writer = new WindowRowWriter(output)
+  private var key: InternalRow = null
+  private var sliceStart = 0L
+  private var sliceBuffer: InternalRow = null
+  private val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
+    pending.enqueue(Iterator.single(writer.aggregated(key, start, end, WindowKind.Final, values)))
+    outRows += 1
+    windows += 1
+  })
+
+  private def flushSlice(): Unit = if (sliceBuffer != null) {
+    val rows = sliceBuffer.getLong(rowCountSlot)
+    if (engine.addSlice(sliceStart, sliceBuffer)) windowed += rows else skipped += rows
+    sliceBuffer = null
+  }
+
+  private def finishKey(): Unit = if (key != null) {
+    flushSlice()
+    engine.finishKey()
+  }
+
+  override protected def advance(): Boolean = {
+    if (!input.hasNext) {
+      finishKey()
+      peakMetric.set(engine.peakBuffered)
+      return false
+    }
+    val row = input.next()
+    val k = keyOf(row)
+    if (key == null || k != key) {
+      finishKey()
+      key = k.copy()
+    }
+    if (preAggregated) {
+      // The slice is the partial aggregation's grouping column, right after the keys.
+      if (row.isNullAt(keys.size)) {
+        skipped += row.getLong(bufferOffset + rowCountSlot)
+      } else {
+        val start = row.getLong(keys.size)
+        val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
+        if (sliceBuffer != null && start == sliceStart) {
+          evaluator.merge(sliceBuffer, buffer) // the same slice, pre-aggregated by another map task
+        } else {
+          flushSlice()
+          sliceStart = start
+          sliceBuffer = buffer
+        }
+      }
+    } else {
+      val sliceValue = sliceOf(row)
+      if (sliceValue.isNullAt(0)) {
+        skipped += 1
+      } else {
+        val start = sliceValue.getLong(0)
+        if (sliceBuffer == null || start != sliceStart) {
+          flushSlice()
+          sliceStart = start
+          sliceBuffer = evaluator.newBuffer()
+        }
+        evaluator.update(sliceBuffer, row)
+      }
+    }
+    true
+  }
+}
