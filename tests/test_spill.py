@@ -19,7 +19,7 @@ CASES = {
     "sliding lateness": lambda select: sw.sliding("ts", "5 seconds", order_by="seq", lateness="2 seconds", **_by(select)),
     "session count_trigger": lambda select: sw.session("ts", "4 seconds", count_trigger=25, order_by="seq", **_by(select)),
     "session": lambda select: sw.session("ts", "4 seconds", **_by(select)),
-    "sliding": lambda select: sw.sliding("ts", "3 seconds", **_by(select)),
+    "sliding": lambda select: sw.sliding("ts", "8 seconds", **_by(select)),
     "interval": lambda select: sw.interval("ts", "10 seconds", order_by="seq", discard_age="5 seconds", **_by(select)),
     "count 50 step 20": lambda select: sw.count(50, step=20, order_by="seq", **_by(select)),
     "count 40 update": lambda select: sw.count(40, step=10, emit="update", order_by="seq", **_by(select)),

@@ -166,34 +166,44 @@ object WindowResolution {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
     val tagged = window.spec match {
-      case _: TimeWindowSpec | _: SequenceWindowSpec =>
+      case s: SessionWindowSpec if s.dynamicGap || s.maxDuration.isDefined => groupedAndExploded(p, window, extra,
+        timeOrOrder, signal, arrivalOrder, windowAttr)
+      case _ =>
+        // The window operator tags each row with every window output holding it, reading a window's
+        // rows back from its (spilling) row bag.
         val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
         val child = withExtraColumns(p.child, extra.toSeq)
         WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
           streamMetrics(window, child))
-      case _ =>
-        // A row's sliding, session or interval windows depend on the other rows of its stream: tag
-        // by grouping the rows themselves (collect_list of the whole row) and exploding each window,
-        // so tagged rows are exactly the members of the grouped windows.
-        val partitionBy = window.partitionBy.zipWithIndex.map { case (e, i) =>
-          val alias = Alias(e, s"_sw_partition_$i")()
-          extra += alias
-          alias.toAttribute
-        }
-        val columns = p.child.output
-        val members = CollectList(CreateStruct(columns))
-        val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
-        val child = withExtraColumns(p.child, extra.toSeq)
-        val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
-          windowAttr, Seq(members), Seq(None), Seq(membersAttr), child)(streamMetrics(window, child))
-        val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
-        val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
-          outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
-        // Each column comes back under its own name and id, so the select list above still resolves.
-        Project(columns.zipWithIndex.map { case (c, i) =>
-          Alias(GetStructField(member, i, Some(c.name)), c.name)(exprId = c.exprId, qualifier = c.qualifier)
-        } :+ windowAttr, exploded)
     }
     Project(projectList, tagged)
+  }
+
+  /**
+   * Sessions with a maximum duration or a dynamic gap have no row-tagging engine (their operator
+   * aggregates slices): tag by grouping the rows themselves (collect_list of the whole row) and
+   * exploding each window, so tagged rows are exactly the members of the grouped windows.
+   */
+  private def groupedAndExploded(p: Project, window: StreamWindow, extra: ArrayBuffer[NamedExpression],
+      timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute], windowAttr: Attribute)
+      : LogicalPlan = {
+    val partitionBy = window.partitionBy.zipWithIndex.map { case (e, i) =>
+      val alias = Alias(e, s"_sw_partition_$i")()
+      extra += alias
+      alias.toAttribute
+    }
+    val columns = p.child.output
+    val members = CollectList(CreateStruct(columns))
+    val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
+    val child = withExtraColumns(p.child, extra.toSeq)
+    val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
+      windowAttr, Seq(members), Seq(None), Seq(membersAttr), child)(streamMetrics(window, child))
+    val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
+    val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
+      outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
+    // Each column comes back under its own name and id, so the select list above still resolves.
+    Project(columns.zipWithIndex.map { case (c, i) =>
+      Alias(GetStructField(member, i, Some(c.name)), c.name)(exprId = c.exprId, qualifier = c.qualifier)
+    } :+ windowAttr, exploded)
   }
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.spec.{SequenceWindowSpec, TimeWindowSpec, WindowPolicies, WindowSpec}
+import streamwin.spec.{SequenceWindowSpec, WindowPolicies, WindowSpec}
 
 /**
  * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
@@ -155,9 +155,12 @@ case class EventTimeReplayAggregateExec(
   override protected def withNewChildInternal(newChild: SparkPlan): EventTimeReplayAggregateExec = copy(child = newChild)
 }
 
-/** select over aligned time windows under event-time policies: rows tagged with each output of their windows. */
+/**
+ * select over event-time windows replayed in arrival order (aligned windows under policies, sliding
+ * and session windows, SPL panes): rows tagged with each output of their windows.
+ */
 case class EventTimeReplayAssignExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,

@@ -25,10 +25,20 @@ object StreamWindowStrategy extends SparkStrategy {
       EventTimeReplayAggregateExec(spec, policies, keys, order.getOrElse(time), time, functions, filters, windowAttr,
         resultAttrs, planLater(child)) :: Nil
 
-    case WindowAssign(spec: TimeWindowSpec, policies, order, time, _, partitionBy, windowAttr, child)
-        if policies.replaysRows =>
-      EventTimeReplayAssignExec(spec, policies, partitionBy, order.getOrElse(time), time, windowAttr,
-        planLater(child)) :: Nil
+    // A select over windows that depend on the other rows of the key (or under policies): each key's
+    // rows in arrival order through the window operator, which tags them with each window output.
+    case WindowAssign(spec, policies, order, time, signal, partitionBy, windowAttr, child) if (spec match {
+          case _: TimeWindowSpec => policies.replaysRows
+          case _: SlidingWindowSpec | _: IntervalWindowSpec => true
+          case s: SessionWindowSpec => !s.dynamicGap && s.maxDuration.isEmpty
+          case _ => false
+        }) =>
+      // An interval's order_by is its signal column.
+      val arrival = spec match {
+        case _: IntervalWindowSpec => signal.getOrElse(time)
+        case _ => order.getOrElse(time)
+      }
+      EventTimeReplayAssignExec(spec, policies, partitionBy, arrival, time, windowAttr, planLater(child)) :: Nil
 
     // A tumbling window is one slice: plain (keys, window start) hash aggregation, partial before the
     // shuffle and final after it, as Spark plans its own window(); no sort, no engine.

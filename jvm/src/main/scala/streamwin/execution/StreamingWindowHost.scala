@@ -65,6 +65,9 @@ object StreamingWindowHost {
         windowAttr +: resultAttrs, child, tiesAllowed = order.isEmpty)
     case WindowAssign(spec: SequenceWindowSpec, policies, _, order, signal, partitionBy, windowAttr, child) =>
       Replay(spec, policies, partitionBy, Nil, order, signal, None, Seq(windowAttr), child, tiesAllowed = false)
+    case WindowAssign(spec: IntervalWindowSpec, policies, _, time, order, partitionBy, windowAttr, child) =>
+      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child,
+        tiesAllowed = order.isEmpty)
     case WindowAssign(spec, policies, order, time, _, partitionBy, windowAttr, child) =>
       Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child,
         tiesAllowed = order.isEmpty)
