@@ -5,7 +5,7 @@ import java.sql.Timestamp
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.TransformWithState
-import org.apache.spark.sql.execution.{InputAdapter, SortExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
@@ -16,9 +16,9 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.api.WindowMetricsReport
-import streamwin.api.functions.{count => countWindow, hopping, tumbling, withOptions}
+import streamwin.api.functions.{count => countWindow, hopping, session, sliding, tumbling, withOptions}
 import streamwin.catalyst.WindowAggregate
-import streamwin.execution.{EventTimeReplayAggregateExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
+import streamwin.execution.{EventTimeReplayAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
   StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowStatefulProcessor}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
@@ -113,6 +113,16 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     val replay = plan.collectFirst { case e: EventTimeReplayAggregateExec => e }.getOrElse(fail(plan.treeString))
     assertSortedAboveOneExchange(plan, replay, Seq(column(replay.child, "k"), column(replay.child, "v")))
     assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
+  }
+
+  test("sessions and sliding windows in a select: the window operator tags rows after one exchange and a sort, no aggregation") {
+    for (windowColumn <- Seq(session(col("ts"), "5 seconds", col("k")), sliding(col("ts"), "5 seconds", col("k")))) {
+      val plan = readings.select(col("v"), windowColumn).queryExecution.executedPlan
+      val assign = plan.collectFirst { case e: EventTimeReplayAssignExec => e }.getOrElse(fail(plan.treeString))
+      assertSortedAboveOneExchange(plan, assign, assign.streamKeys :+ assign.order)
+      // No collect_list of whole rows and no explode: rows stay rows.
+      assert(!nodes(plan).exists(n => n.isInstanceOf[BaseAggregateExec] || n.isInstanceOf[GenerateExec]), plan.treeString)
+    }
   }
 
   test("tumbling in a select is a map over the rows: no exchange, no sort") {
