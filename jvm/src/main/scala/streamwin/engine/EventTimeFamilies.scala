@@ -60,22 +60,19 @@ object EventTimeFamily {
     case i: IntervalWindowSpec => IntervalPanes(i)
     case other => throw new IllegalArgumentException(s"not a window replayed by the keyed operator: $other")
   }
-}
 
-/**
- * Aligned windows (tumbling, hopping, timer): a row joins every window [start, end) holding it; a
- * window fires when progress reaches end + lateness (KX: "greater or equal to the window's end time
- * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
- * are output just before a window fires.
- */
-final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+  /**
+   * Places a row into the fixed windows [start, start + length) of `starts` (those holding it): it
+   * joins each one that is open or not opened yet, and is late for each one that progress passed by
+   * more than `allowance` after its end.
+   */
+  def placeInFixed(starts: Iterator[Long], length: Long, allowance: Long, row: InternalRow, op: KeyedWindowOperator)
+      : Boolean = {
     var entered = false
-    val starts = spec.windowStartsHolding(time)
     while (starts.hasNext) {
       val start = starts.next()
-      val end = start + spec.size
-      if (op.reached(end + lateness)) op.late(start, end, row)
+      val end = start + length
+      if (op.reached(end + allowance)) op.late(start, end, row)
       else {
         var w = op.state.window(start)
         if (w == null) w = op.open(start, end, op.contents.buffered())
@@ -85,6 +82,17 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
     }
     entered
   }
+}
+
+/**
+ * Aligned windows (tumbling, hopping, timer): a row joins every window [start, end) holding it; a
+ * window fires when progress reaches end + lateness (KX: "greater or equal to the window's end time
+ * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
+ * are output just before a window fires.
+ */
+final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    EventTimeFamily.placeInFixed(spec.windowStartsHolding(time), spec.size, lateness, row, op)
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
 
@@ -110,20 +118,8 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
  * late. A row in no pane at all is skipped, not late.
  */
 final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    var entered = false
-    spec.paneStartsHolding(time).foreach { start =>
-      val end = start + spec.duration
-      if (op.reached(end + spec.discardAge)) op.late(start, end, row)
-      else {
-        var w = op.state.window(start)
-        if (w == null) w = op.open(start, end, op.contents.buffered())
-        op.enter(w, row)
-        entered = true
-      }
-    }
-    entered
-  }
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    EventTimeFamily.placeInFixed(spec.paneStartsHolding(time), spec.duration, spec.discardAge, row, op)
 
   override def fireAt(w: WindowEntry): Long = w.end
   override def dropAt(w: WindowEntry): Long = w.end + spec.discardAge
