@@ -43,7 +43,15 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
         try Class.forName(desc.getName, false, Thread.currentThread.getContextClassLoader)
         catch { case _: ClassNotFoundException => super.resolveClass(desc) }
     }
-    try in.readObject().asInstanceOf[RowWindowEngine] finally in.close()
+    try in.readObject().asInstanceOf[RowWindowEngine]
+    catch {
+      case e @ (_: InvalidClassException | _: ClassNotFoundException | _: ClassCastException) =>
+        // State written by an earlier streamwin whose engine classes differ (Engine v2 replaced them).
+        throw new IllegalStateException(
+          "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +
+            s"whose window engine this version cannot read (${e.getMessage}); start the query with a new " +
+            "checkpoint location (the state of open windows cannot be carried over)", e)
+    } finally in.close()
   }
 }
 

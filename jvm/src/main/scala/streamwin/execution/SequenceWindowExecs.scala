@@ -1,7 +1,5 @@
 package streamwin.execution
 
-import scala.collection.mutable
-
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -33,50 +31,10 @@ trait SequenceWindowHost extends StreamWindowExec {
   protected def blueprint: WindowEngineBlueprint
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val (outRows, windows, windowed, skipped, lateMetric, passedMetric, peakMetric) = (longMetric("numOutputRows"),
-      longMetric("windowsEmitted"), longMetric("rowsWindowed"), longMetric("rowsSkipped"),
-      longMetric("lateRowsDropped"), longMetric("lateRowsPassedThrough"), longMetric("peakBufferedRows"))
-    val spillMetric = longMetric("spillSize")
-    val (engineBlueprint, childOutput, windowSpec, orderAttr, signalAttr, tiesAllowed) =
-      (blueprint, child.output, spec, order, signal, orderIsEventTime)
+    val (engineBlueprint, keys, childOutput, orderAttr, signalAttr, tiesAllowed, execMetrics) =
+      (blueprint, streamKeys, child.output, order, signal, orderIsEventTime, metrics)
     child.execute().mapPartitions { input =>
-      // The task's budget for kept rows: it counts what they spilled (read before the task ends).
-      val budget = streamwin.engine.RowBag.budget
-      val spilledBefore = budget.spilledBytes
-      val keyOf = UnsafeProjection.create(streamKeys, childOutput)
-      var key: InternalRow = null
-      val pending = new mutable.Queue[Iterator[InternalRow]]
-      val engine = engineBlueprint.wireRuns(() => key, { rows =>
-        pending.enqueue(rows.map { row => outRows += 1; row })
-      }).newEngine()
-      val feeder = new EngineFeeder(windowSpec, childOutput, orderAttr, signalAttr, tiesAllowed)
-      new PushToPullIterator(pending) {
-        override protected def advance(): Boolean = {
-          if (!input.hasNext) {
-            if (key != null) engine.finishKey()
-            peakMetric.set(engine.peakBuffered)
-            windows += engine.windowsEmitted
-            // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
-            windowed += feeder.accepted - engine.rowsInNoWindow
-            skipped += feeder.nullOrders + feeder.rejected - engine.rowsLate - engine.rowsPassedThrough +
-              engine.rowsInNoWindow
-            lateMetric += engine.rowsLate
-            passedMetric += engine.rowsPassedThrough
-            spillMetric += budget.spilledBytes - spilledBefore
-            return false
-          }
-          val row = input.next()
-          val k = keyOf(row)
-          if (key == null || k != key) {
-            if (key != null) engine.finishKey()
-            key = k.copy()
-            engine.startKey()
-            feeder.startKey()
-          }
-          feeder.feed(engine, row)
-          true
-        }
-      }
+      new KeyedWindowIterator(input, engineBlueprint, keys, childOutput, orderAttr, signalAttr, tiesAllowed, execMetrics)
     }
   }
 }

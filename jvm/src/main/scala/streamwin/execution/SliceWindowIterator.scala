@@ -1,7 +1,5 @@
 package streamwin.execution
 
-import scala.collection.mutable
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
@@ -22,7 +20,7 @@ import streamwin.spec.WindowSpec
  * @param output     key ++ window ++ aggregate values
  * @param metrics    the exec's metrics ([[WindowMetrics]])
  */
-final class SliceWindowIterator private (
+final class SliceWindowIterator(
     input: Iterator[InternalRow],
     spec: WindowSpec,
     keys: Seq[Attribute],
@@ -32,14 +30,7 @@ final class SliceWindowIterator private (
     preAggregated: Boolean,
     inputAttrs: Seq[Attribute],
     output: Seq[Attribute],
-    metrics: Map[String, SQLMetric],
-    pending: mutable.Queue[Iterator[InternalRow]]) extends PushToPullIterator(pending) {
-
-  def this(input: Iterator[InternalRow], spec: WindowSpec, keys: Seq[Attribute], slice: Expression,
-      functions: Seq[AggregateFunction], filters: Seq[Option[Expression]], preAggregated: Boolean,
-      inputAttrs: Seq[Attribute], output: Seq[Attribute], metrics: Map[String, SQLMetric]) =
-    this(input, spec, keys, slice, functions, filters, preAggregated, inputAttrs, output, metrics,
-      new mutable.Queue[Iterator[InternalRow]])
+    metrics: Map[String, SQLMetric]) extends PushToPullIterator {
 
   private val (outRows, windows, windowed, skipped, peakMetric) = (metrics("numOutputRows"), metrics("windowsEmitted"),
     metrics("rowsWindowed"), metrics("rowsSkipped"), metrics("peakBufferedRows"))
@@ -59,7 +50,7 @@ final class SliceWindowIterator private (
   private var sliceStart = 0L
   private var sliceBuffer: InternalRow = null
   private val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
-    pending.enqueue(Iterator.single(writer.aggregated(key, start, end, WindowKind.Final, values)))
+    row(writer.aggregated(key, start, end, WindowKind.Final, values))
     outRows += 1
     windows += 1
   })

@@ -31,13 +31,16 @@ final case class WindowEngineBlueprint(
    * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
    * wiring is built once per task; engines come from it fresh, or decoded from a state store.
    */
-  def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = wireRuns(key, _.foreach(out))
+  def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = wireRuns(key, new OutputSink {
+    override def row(row: InternalRow): Unit = out(row)
+    override def rows(rows: Iterator[InternalRow]): Unit = rows.foreach(out)
+  })
 
   /**
    * As [[wire]], with output handed over as runs of rows read lazily: a window's member rows (a
    * select) are read from its bag while the consumer pulls them, so they never sit in memory at once.
    */
-  def wireRuns(key: () => InternalRow, out: Iterator[InternalRow] => Unit): EngineWiring = {
+  def wireRuns(key: () => InternalRow, out: OutputSink): EngineWiring = {
     val writer = new WindowRowWriter(output)
     val bags = new NewRowBag(input.map(_.dataType))
     val evaluator = aggregates.map { case (functions, filters) => new AggregateEvaluator(functions, filters, input) }
@@ -69,10 +72,10 @@ final case class EngineWiring(newEngine: () => RowWindowEngine, objects: Seq[Any
 }
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */
-final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: Iterator[InternalRow] => Unit,
+final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: OutputSink,
     evaluator: AggregateEvaluator) extends ((Any, Any, UTF8String, InternalRow) => Unit) with WindowOutput {
   override def apply(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
-    out(Iterator.single(writer.aggregated(key(), start, end, kind, values)))
+    out.row(writer.aggregated(key(), start, end, kind, values))
   override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = apply(start, end, kind, values)
   override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = {
     val buffer = evaluator.newBuffer()
@@ -82,11 +85,11 @@ final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, ou
 }
 
 /** select output: each member row of a window tagged with it, produced while the consumer reads them. */
-final class TaggedOutput(writer: WindowRowWriter, out: Iterator[InternalRow] => Unit) extends WindowOutput {
+final class TaggedOutput(writer: WindowRowWriter, out: OutputSink) extends WindowOutput {
   override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
     throw new IllegalStateException("a select outputs rows, not aggregate values")
   override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit =
-    out(rows.map(writer.tagged(_, start, end, kind)))
+    out.rows(rows.map(writer.tagged(_, start, end, kind)))
 }
 
 /** New, empty bags of the input's rows. */

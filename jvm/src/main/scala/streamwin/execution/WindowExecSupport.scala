@@ -1,7 +1,5 @@
 package streamwin.execution
 
-import scala.collection.mutable
-
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -62,27 +60,45 @@ final class WindowRowWriter(output: Seq[Attribute]) {
 
 /**
  * Turns a push-style engine into the pull-style iterator Spark wants: `advance()` consumes input
- * (one row, or the end of input) and the engine's output lands in `pending` as runs of rows, read
- * lazily: a run (a window's member rows) is pulled row by row, so it never sits in memory whole.
- * (Passing `pending` in lets the engine's callbacks be built before the iterator.)
+ * (one row, or the end of input) and the engine's output lands in a queue as single rows or as
+ * runs of rows read lazily: a run (a window's member rows) is pulled row by row, so it never sits
+ * in memory whole.
  */
-abstract class PushToPullIterator(pending: mutable.Queue[Iterator[InternalRow]]) extends Iterator[InternalRow] {
+abstract class PushToPullIterator extends Iterator[InternalRow] with OutputSink {
+  // InternalRows and Iterator[InternalRow]s, in output order.
+  private val pending = new java.util.ArrayDeque[AnyRef]
   private var finished = false
 
   /** Processes more input; returns false once the input is exhausted and the engine flushed. */
   protected def advance(): Boolean
 
+  override def row(row: InternalRow): Unit = pending.addLast(row)
+  override def rows(rows: Iterator[InternalRow]): Unit = pending.addLast(rows)
+
   override def hasNext: Boolean = {
     while (true) {
-      while (pending.nonEmpty && !pending.head.hasNext) pending.dequeue()
-      if (pending.nonEmpty) return true
-      if (finished) return false
-      finished = !advance()
+      pending.peekFirst() match {
+        case null =>
+          if (finished) return false
+          finished = !advance()
+        case run: Iterator[_] => if (run.hasNext) return true else pending.pollFirst()
+        case _ => return true
+      }
     }
     false
   }
+
   override def next(): InternalRow = {
     if (!hasNext) throw new NoSuchElementException
-    pending.head.next()
+    pending.peekFirst() match {
+      case run: Iterator[_] => run.next().asInstanceOf[InternalRow]
+      case _ => pending.pollFirst().asInstanceOf[InternalRow]
+    }
   }
+}
+
+/** Where an engine's output rows go: one at a time, or a run read lazily. */
+trait OutputSink {
+  def row(row: InternalRow): Unit
+  def rows(rows: Iterator[InternalRow]): Unit
 }

@@ -103,10 +103,7 @@ final class WindowStatefulProcessor(
       after.inNoWindow - before.inNoWindow)
     metrics("numOutputRows") += pending.size
     metrics("windowsEmitted") += after.emitted - before.emitted
-    metrics("rowsWindowed") += feeder.accepted - inNoWindow
-    metrics("rowsSkipped") += feeder.nullOrders + feeder.rejected - late - passed + inNoWindow
-    metrics("lateRowsDropped") += late
-    metrics("lateRowsPassedThrough") += passed
+    RowAccounting.record(metrics, feeder, late, passed, inNoWindow)
     feeder.accepted = 0
     feeder.rejected = 0
     feeder.nullOrders = 0
