@@ -184,6 +184,62 @@ def test_replay_equals_the_slice_path_when_nothing_is_late(spark, family, make):
     assert finals(make(emit="update")) == expected
 
 
+@pytest.mark.parametrize("late", ["drop", "passthrough"])
+def test_tumbling_order_by_aggregates_keys_that_arrived_in_order_and_replays_the_others(spark, late):
+    """Tumbling windows with order_by (and lateness) are aggregated as Spark's window() for keys whose
+    rows arrived in event-time order, and replayed for the others: the same windows and the same
+    row accounting as a replay of every key (forced by a count trigger no window reaches)."""
+    rnd = random.Random(7)
+    rows, seq = [], 0
+    for key in "abcdefgh":
+        times = [rnd.randrange(i * 3, i * 3 + 3) for i in range(40)]  # in event-time order
+        if key in "bf":
+            times[25], times[5] = times[5], times[25]  # one row arrives 60 s late
+        if key == "d":
+            times[10] = None  # a row without event time: its order might tie, so the key is replayed
+        for t in times:
+            seq += 1
+            rows.append((key, seq if rnd.random() > 0.03 else None, t, rnd.randrange(0, 10)))
+    rnd.shuffle(rows)
+    df = spark.createDataFrame(rows, "k string, seq long, s long, v long").withColumn("ts", F.timestamp_seconds("s")) \
+        .repartition(3)
+
+    def run(**extra):
+        out = df.groupBy("k", sw.tumbling("ts", "10 seconds", order_by="seq", lateness="5 seconds", late=late, **extra)) \
+            .agg(F.sum("v").alias("t"), F.count("*").alias("n"), F.min("s").alias("lo"), F.max("s").alias("hi"))
+        got = sorted((r.k, r.window.start, r.window.kind, r.t, r.n, r.lo, r.hi) for r in out.collect())
+        m = sw.window_metrics(out)
+        m.pop("peakBufferedRows")
+        return got, m, out._jdf.queryExecution().executedPlan().toString()
+
+    fast, fast_metrics, plan = run()
+    replayed, replayed_metrics, _ = run(count_trigger=10**9)
+    assert "OrderedTumblingAggregate" in plan
+    assert fast == replayed
+    assert fast_metrics == replayed_metrics
+    assert fast_metrics["lateRowsDropped"] + fast_metrics["lateRowsPassedThrough"] > 0
+
+
+def test_tumbling_order_by_order_sensitive_aggregates_follow_order_by(spark):
+    """first(), last() and collect_list() see a window's rows in order_by order, so those windows are
+    replayed even when every row arrived in event-time order."""
+    rows = [("a", 3, 1, 30), ("a", 1, 2, 10), ("a", 2, 5, 20), ("a", 4, 12, 40)]
+    rows = [("a", seq, s, v) for seq, (_, _, s, v) in enumerate(sorted(rows, key=lambda r: r[2]))]
+    df = spark.createDataFrame(rows, "k string, seq long, s long, v long").withColumn("ts", F.timestamp_seconds("s")) \
+        .repartition(3)
+    out = df.groupBy("k", sw.tumbling("ts", "10 seconds", order_by="seq", lateness="1 second")).agg(
+        F.first("v").alias("first"), F.last("v").alias("last"), F.collect_list("v").alias("vs"))
+    assert "OrderedTumblingAggregate" not in out._jdf.queryExecution().executedPlan().toString()
+    assert sorted((r.first, r.last, r.vs) for r in out.collect()) == [(30, 20, [30, 10, 20]), (40, 40, [40])]
+
+
+def test_tumbling_order_by_ties_fail_even_when_every_key_is_in_order(spark):
+    rows = [("a", 1, 1), ("a", 2, 2), ("a", 2, 3), ("b", 1, 1)]  # seq 2 twice in one window of key a
+    df = spark.createDataFrame(rows, "k string, seq long, s long").withColumn("ts", F.timestamp_seconds("s")).repartition(2)
+    with pytest.raises(Exception, match=r"two rows of the same key have order_by `seq` = 2"):
+        df.groupBy("k", sw.tumbling("ts", "10 seconds", order_by="seq", lateness="1 second")).count().collect()
+
+
 def test_sql_uses_the_same_policy_names(spark):
     arrivals(spark, [0, 4, 3, 8, 10, 1, 12, 9, 20, 18, 25]).createOrReplaceTempView("kx_rows")
     w = "sw_tumbling(ts, '10 seconds', 'lateness', '2 seconds', 'order_by', seq)"

@@ -5,6 +5,7 @@ import java.sql.Timestamp
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.TransformWithState
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
@@ -18,7 +19,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import streamwin.api.WindowMetricsReport
 import streamwin.api.functions.{count => countWindow, hopping, session, sliding, tumbling, withOptions}
 import streamwin.catalyst.WindowAggregate
-import streamwin.execution.{EventTimeReplayAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
+import streamwin.execution.{EventTimeReplayAggregateExec, OrderedTumblingAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
   StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowStatefulProcessor}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
@@ -108,11 +109,43 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test("arrival-order policies replay each key's rows sorted by (key, order_by) after one exchange") {
-    val plan = readings.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"), "order_by" -> col("v"),
+    val plan = readings.groupBy(col("k"), withOptions(hopping(col("ts"), "10 seconds", "5 seconds"), "order_by" -> col("v"),
       "lateness" -> "5 seconds")).agg(sum("v")).queryExecution.executedPlan
     val replay = plan.collectFirst { case e: EventTimeReplayAggregateExec => e }.getOrElse(fail(plan.treeString))
     assertSortedAboveOneExchange(plan, replay, Seq(column(replay.child, "k"), column(replay.child, "v")))
     assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
+  }
+
+  test("tumbling with order_by and lateness is aggregated as window() is, shuffled by key; only the windows are sorted") {
+    def query(d: DataFrame, options: (String, Any)*) = d.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"),
+      Seq[(String, Any)]("order_by" -> col("v"), "lateness" -> "2 seconds") ++ options: _*)).agg(sum("v"), count("*"))
+    val df = query(readings)
+    val plan = df.queryExecution.executedPlan
+    assertPartialBelowOneExchange(plan)
+    assert(exchanges(plan).head.outputPartitioning match {
+      case h: HashPartitioning => h.expressions.map(_.asInstanceOf[Attribute].name) == Seq("k")
+      case _ => false
+    }, plan.treeString)
+    val exec = plan.collectFirst { case e: OrderedTumblingAggregateExec => e }.getOrElse(fail(plan.treeString))
+    // The one sort orders the aggregated windows by (key, window start), above the final aggregation.
+    val sorts = nodes(plan).collect { case s: SortExec => s }
+    assert(sorts.size == 1 && unwrapped(exec.windows) == sorts.head, plan.treeString)
+    assert(unwrapped(sorts.head.child).isInstanceOf[BaseAggregateExec], plan.treeString)
+
+    // The same windows and row accounting as the replay (a count trigger no window reaches forces it),
+    // for keys in order, keys with late rows, and rows without order or time.
+    import spark.implicits._
+    val mixed = ((0L until 60L).map(i => (i % 3, Option(new Timestamp((if (i % 3 == 0 && i % 7 == 0) i / 2 else i) * 1000)), Option(i))) ++
+      Seq((1L, None, Some(100L)), (2L, Some(new Timestamp(5000)), None))).toDF("k", "ts", "v")
+    for (late <- Seq("drop", "passthrough")) {
+      val fast = query(mixed, "late" -> late)
+      val replayed = query(mixed, "late" -> late, "count_trigger" -> 1000000L)
+      assert(fast.queryExecution.executedPlan.collectFirst { case e: OrderedTumblingAggregateExec => e }.isDefined)
+      assert(fast.collect().map(_.toString).sorted.toSeq == replayed.collect().map(_.toString).sorted.toSeq)
+      def accounting(d: DataFrame) = { val m = WindowMetricsReport.of(d); m.remove("peakBufferedRows"); m }
+      assert(accounting(fast) == accounting(replayed) && accounting(fast).get("lateRowsDropped") +
+        accounting(fast).get("lateRowsPassedThrough") > 0, accounting(fast))
+    }
   }
 
   test("sessions and sliding windows in a select: the window operator tags rows after one exchange and a sort, no aggregation") {

@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.streaming.StreamingQuery
 import org.apache.spark.sql.streamwin.StreamingInternals.{StreamExecution, StreamingQueryWrapper, TransformWithStateExec}
 
-import streamwin.execution.{StreamWindowExec, WindowStatefulProcessor}
+import streamwin.execution.{StreamWindowOperator, WindowStatefulProcessor}
 
 /**
  * Row accounting of a query after it ran: the sum of each streamwin metric over every streamwin
@@ -20,7 +20,7 @@ object WindowMetricsReport extends AdaptiveSparkPlanHelper {
       case other => throw new IllegalArgumentException(
         s"window metrics are read from a classic (non-Connect) DataFrame, got ${other.getClass.getName}")
     }
-    sum(collect(plan) { case e: StreamWindowExec => e.metrics })
+    sum(collect(plan) { case e: StreamWindowOperator => e.metrics })
   }
 
   /**

@@ -1,13 +1,17 @@
 package streamwin.execution
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Expression, GreaterThan, If, IsNotNull, Literal}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, Complete, Count, Max, Min}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Expression, GreaterThan, If, IsNotNull, IsNull, Literal}
+import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, SinglePartition}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, Average, BitAndAgg,
+  BitOrAgg, BitXorAgg, CentralMomentAgg, Complete, Count, Covariance, HyperLogLogPlusPlus, Max, Min, PearsonCorrelation, Sum}
 import org.apache.spark.sql.types.LongType
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.aggregate.AggUtils
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.internal.SQLConf
 
-import streamwin.catalyst.{SliceStart, WindowAggregate, WindowAssign, WindowNode}
+import streamwin.catalyst.{ArrivalOrderRange, SliceStart, WindowAggregate, WindowAssign, WindowNode}
 import streamwin.spec._
 
 /**
@@ -18,6 +22,29 @@ object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case node: WindowNode if node.isStreaming =>
       planLater(StreamingWindowHost.plan(node)) :: Nil
+
+    // Tumbling windows whose only policies are an arrival order and lateness: aggregated as Spark's own
+    // window(), with each window's arrival-order range; keys whose rows did not arrive in event-time
+    // order (the only ones that can have late rows) are replayed.
+    case WindowAggregate(spec: TimeWindowSpec, policies, Some(order), keys, time, _, windowAttr, functions, filters,
+        resultAttrs, child) if spec.size == spec.step && !policies.emitUpdate && policies.countTrigger == 0 &&
+        !policies.emitEmpty && functions.forall(orderInsensitive) =>
+      val counts = Seq(Count(Literal(1)), Count(order))
+      val hidden = counts :+ ArrivalOrderRange(order)
+      val aggregates = (functions ++ hidden).zip(filters ++ hidden.map(_ => None)).map { case (f, filter) =>
+        AggregateExpression(f, Complete, isDistinct = false, filter)
+      }
+      // Rows without an order are skipped by the replay too: they join no window.
+      val windowStart = Alias(If(IsNull(order), Literal(null, LongType), SliceStart(time, spec.size, spec.alignment)),
+        "_sw_window_start")()
+      val grouping = keys :+ windowStart
+      val finalAggregate = AggUtils.planAggregateWithoutDistinct(
+        grouping, aggregates, grouping.map(_.toAttribute) ++ aggregates.map(_.resultAttribute), planLater(child)).head
+      // Shuffled by the keys alone, so that each key's windows meet in one partition for the check.
+      val partitioning = if (keys.isEmpty) SinglePartition else HashPartitioning(keys, SQLConf.get.numShufflePartitions)
+      val windows = finalAggregate.withNewChildren(Seq(ShuffleExchangeExec(partitioning, finalAggregate.children.head)))
+      OrderedTumblingAggregateExec(spec, policies, keys, order, time, functions, filters, windowAttr, resultAttrs,
+        windows, planLater(child)) :: Nil
 
     // Policies need each key's rows one by one in arrival order: no slice pre-aggregation.
     case WindowAggregate(spec @ (_: TimeWindowSpec | _: SlidingWindowSpec | _: SessionWindowSpec), policies, order,
@@ -105,5 +132,16 @@ object StreamWindowStrategy extends SparkStrategy {
       SequenceWindowAssignExec(spec, policies, partitionBy, order, signal, windowAttr, planLater(child)) :: Nil
 
     case _ => Nil
+  }
+
+  /**
+   * Aggregates whose value does not depend on the order of their rows (up to floating-point
+   * rounding, as in Spark's own aggregation), so that they may be computed out of arrival order.
+   * first(), last(), collect_list() and the like follow order_by: they keep the replay.
+   */
+  private def orderInsensitive(f: AggregateFunction): Boolean = f match {
+    case _: Count | _: Sum | _: Min | _: Max | _: Average | _: CentralMomentAgg | _: Covariance | _: PearsonCorrelation |
+        _: HyperLogLogPlusPlus | _: BitAndAgg | _: BitOrAgg | _: BitXorAgg => true
+    case _ => false
   }
 }

@@ -3,21 +3,25 @@ package streamwin.execution
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.execution.UnaryExecNode
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** What every streamwin physical operator shares: its metrics and the window column it produces. */
-trait StreamWindowExec extends UnaryExecNode {
+trait StreamWindowOperator extends SparkPlan {
   def spec: streamwin.spec.WindowSpec
   def windowAttr: Attribute
   override lazy val metrics: Map[String, SQLMetric] = WindowMetrics.create(sparkContext)
-  override def producedAttributes: AttributeSet = AttributeSet(output.filterNot(child.outputSet.contains))
+  override def producedAttributes: AttributeSet =
+    AttributeSet(output.filterNot(a => children.exists(_.outputSet.contains(a))))
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${spec}${policiesString} ${output.map(_.name).mkString("[", ", ", "]")}"
   private def policiesString: String = productIterator.collectFirst { case p: streamwin.spec.WindowPolicies => p.toString }
     .getOrElse("")
 }
+
+/** A streamwin operator over one child. */
+trait StreamWindowExec extends UnaryExecNode with StreamWindowOperator
 
 /** The metrics every streamwin operator reports (Spark UI, and `executedPlan.metrics` in tests). */
 object WindowMetrics {

@@ -1,0 +1,157 @@
+package streamwin.execution
+
+import scala.collection.mutable
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, HashPartitioning,
+  Partitioning, SinglePartition, UnspecifiedDistribution}
+import org.apache.spark.sql.execution.{BinaryExecNode, RDDScanExec, SortExec, SparkPlan}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+
+import streamwin.engine.WindowKind
+import streamwin.spec.{TimeWindowSpec, WindowPolicies}
+
+/**
+ * groupBy over tumbling windows with an explicit arrival order (`order_by`, with or without
+ * lateness and late passthrough): rows are late only when they arrive after a later window's rows.
+ * When a key's windows, taken in event-time order, hold strictly increasing and distinct arrival
+ * orders, no row of the key can be late (every row before it in arrival order lies in its window or
+ * an earlier one, so the key's progress is still below its window's end) and its windows are plain
+ * (key, window start) aggregates. So the windows are first aggregated as Spark aggregates its own
+ * `window()`, with each window's arrival-order range ([[streamwin.catalyst.ArrivalOrderRange]]); only keys that fail
+ * the check, or have rows with an arrival order but no event time, are replayed row by row on the
+ * window operator from the input, exactly as [[EventTimeReplayAggregateExec]] would (the replay also
+ * raises the error for ties in order_by).
+ *
+ * @param windows the final (keys, window start) aggregation, clustered by keys: keys, window start
+ *                (null for rows without order or time), the user's aggregate values, then the
+ *                hidden count(1), count(order) and arrival-order range
+ * @param input   the rows, as the replay reads them
+ */
+case class OrderedTumblingAggregateExec(
+    spec: TimeWindowSpec,
+    policies: WindowPolicies,
+    keys: Seq[Attribute],
+    order: Attribute,
+    time: Attribute,
+    functions: Seq[aggregate.AggregateFunction],
+    filters: Seq[Option[Expression]],
+    windowAttr: Attribute,
+    resultAttrs: Seq[Attribute],
+    windows: SparkPlan,
+    input: SparkPlan) extends BinaryExecNode with StreamWindowOperator {
+
+  override def left: SparkPlan = windows
+  override def right: SparkPlan = input
+  override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
+
+  private def startAttr: Attribute = windows.output(keys.size)
+  private def keyDistribution: Distribution = if (keys.isEmpty) AllTuples else ClusteredDistribution(keys)
+
+  override def requiredChildDistribution: Seq[Distribution] = Seq(keyDistribution, UnspecifiedDistribution)
+  override def requiredChildOrdering: Seq[Seq[SortOrder]] = Seq((keys :+ startAttr).map(SortOrder(_, Ascending)), Nil)
+
+  // Rows of equal order are interchangeable when the order is the event time itself.
+  private def tiesAllowed: Boolean = order.exprId == time.exprId
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val windowRows = windows.execute()
+    val check = new ArrivalOrderCheck(keys, windows.output, resultAttrs.size, order.dataType, tiesAllowed)
+    // A small job over the aggregated windows (the expensive map side is shuffled once and reused).
+    val replayed = windowRows.mapPartitions(check.keysToReplay _).collect().toSet
+    val replayedKeys = sparkContext.broadcast(replayed)
+    val (outRows, emitted, windowed, skipped) = (longMetric("numOutputRows"), longMetric("windowsEmitted"),
+      longMetric("rowsWindowed"), longMetric("rowsSkipped"))
+    val (windowsOutput, size, keyCount, valueCount) = (windows.output, spec.size, keys.size, resultAttrs.size)
+    val aggregated = windowRows.mapPartitions { rows =>
+      val keyOf = UnsafeProjection.create(keys, windowsOutput)
+      val valuesOf = UnsafeProjection.create(windowsOutput.slice(keyCount + 1, keyCount + 1 + valueCount), windowsOutput)
+      val writer = new WindowRowWriter(output)
+      val replay = replayedKeys.value
+      rows.flatMap { group =>
+        val key = keyOf(group)
+        val rowCount = group.getLong(keyCount + 1 + valueCount)
+        if (replay.contains(key)) Iterator.empty
+        else if (group.isNullAt(keyCount)) { skipped += rowCount; Iterator.empty }
+        else {
+          windowed += rowCount
+          emitted += 1
+          outRows += 1
+          val start = group.getLong(keyCount)
+          Iterator.single(writer.aggregated(key, start, start + size, WindowKind.Final, valuesOf(group)))
+        }
+      }
+    }
+    if (replayed.isEmpty) aggregated else aggregated.union(replay(replayedKeys))
+  }
+
+  /** The keys' rows replayed on the window operator, as [[EventTimeReplayAggregateExec]] does. */
+  private def replay(replayKeys: Broadcast[Set[InternalRow]]): RDD[InternalRow] = {
+    val inputOutput = input.output
+    val keyAttrs = keys
+    val selected = input.execute().mapPartitions { rows =>
+      val keyOf = UnsafeProjection.create(keyAttrs, inputOutput)
+      val replay = replayKeys.value
+      rows.filter(row => replay.contains(keyOf(row)))
+    }
+    val partitioning: Partitioning =
+      if (keys.isEmpty) SinglePartition else HashPartitioning(keys, conf.numShufflePartitions)
+    val sorted = SortExec((keys :+ order).map(SortOrder(_, Ascending)), global = false,
+      child = ShuffleExchangeExec(partitioning, RDDScanExec(inputOutput, selected, "streamwin replayed keys")))
+    val (blueprint, orderAttr, timeAttr, ties, execMetrics) =
+      (WindowEngineBlueprint(spec, policies, inputOutput, output, Some((functions, filters))), order, time, tiesAllowed,
+        metrics)
+    sorted.execute().mapPartitions { rows =>
+      new KeyedWindowIterator(rows, blueprint, keyAttrs, inputOutput, orderAttr, Some(timeAttr), ties, execMetrics)
+    }
+  }
+
+  override protected def withNewChildrenInternal(newLeft: SparkPlan, newRight: SparkPlan): OrderedTumblingAggregateExec =
+    copy(windows = newLeft, input = newRight)
+}
+
+/**
+ * Finds the keys whose aggregated windows (sorted by key, then window start, nulls first) do not
+ * prove their rows arrived in event-time order: a window whose arrival orders are not shown
+ * increasing (unless ties are allowed), a window whose first order is not above the previous
+ * window's last, or rows with an order but no event time (their ties cannot be ruled out).
+ */
+final class ArrivalOrderCheck(keys: Seq[Attribute], windowsOutput: Seq[Attribute], valueCount: Int,
+    orderType: org.apache.spark.sql.types.DataType, tiesAllowed: Boolean) extends Serializable {
+
+  def keysToReplay(rows: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val keyOf = UnsafeProjection.create(keys, windowsOutput)
+    val startOrdinal = keys.size
+    val orderCountOrdinal = keys.size + 2 + valueCount
+    val rangeOrdinal = orderCountOrdinal + 1
+    val ordering = InterpretedOrdering.forSchema(Seq(orderType))
+    val replay = new mutable.ArrayBuffer[InternalRow]
+    var key: InternalRow = null
+    var failed = false
+    var previousLast: InternalRow = null // the previous window's last order, as a one-field row
+    rows.foreach { group =>
+      val k = keyOf(group)
+      if (key == null || k != key) {
+        if (key != null && failed) replay += key
+        key = k.copy()
+        failed = false
+        previousLast = null
+      }
+      if (!failed) {
+        if (group.isNullAt(startOrdinal)) failed = group.getLong(orderCountOrdinal) > 0
+        else {
+          val range = group.getStruct(rangeOrdinal, 3)
+          val first = new GenericInternalRow(Array[Any](range.get(0, orderType)))
+          if (!tiesAllowed && !range.getBoolean(2)) failed = true
+          else if (previousLast != null && ordering.compare(previousLast, first) >= 0) failed = true
+          previousLast = new GenericInternalRow(Array[Any](InternalRow.copyValue(range.get(1, orderType))))
+        }
+      }
+    }
+    if (key != null && failed) replay += key
+    replay.iterator
+  }
+}
