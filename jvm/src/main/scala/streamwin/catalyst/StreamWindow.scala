@@ -29,6 +29,8 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression], policies: W
 
   override def nullable: Boolean = false
   override def prettyName: String = spec.function
+  // Named as Spark names its grouped window() column when the query gives it no alias.
+  override def sql: String = "window"
 
   /** start and end have the type of the time (or order_by) column; kind says why the row exists. */
   override def dataType: DataType = StreamWindow.structType(timeOrOrder.dataType)
@@ -52,6 +54,8 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression], policies: W
 }
 
 object StreamWindow {
+  val fieldNames: Seq[String] = Seq("start", "end", "kind")
+
   def structType(boundType: DataType): StructType = StructType(Seq(
     StructField("start", boundType, nullable = false),
     StructField("end", boundType, nullable = false),

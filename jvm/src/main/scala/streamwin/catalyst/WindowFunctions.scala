@@ -12,19 +12,21 @@ object WindowFunctions {
   private def tumbling(args: Seq[Expression]): Expression = {
     val a = new WindowArguments("sw_tumbling", Seq("time", "size"), Seq("offset", "order_by", "partition_by") ++
       WindowPolicies.optionNames, Set("partition_by"), args)
-    val size = a.duration("size", a.positional("size"))
-    val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
-    alignedWindow(a, TimeWindowSpec(a.function, size, size, offset))
+    val size = a.duration("size", a.positional("size"), wholeMicros = true)
+    alignedWindow(a, TimeWindowSpec(a.function, size, size, alignedOffset(a)))
   }
 
   private def hopping(args: Seq[Expression]): Expression = {
     val a = new WindowArguments("sw_hopping", Seq("time", "size", "step"), Seq("offset", "order_by", "partition_by") ++
       WindowPolicies.optionNames, Set("partition_by"), args)
-    val size = a.duration("size", a.positional("size"))
-    val step = a.duration("step", a.positional("step"))
-    val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
-    alignedWindow(a, TimeWindowSpec(a.function, size, step, offset))
+    val size = a.duration("size", a.positional("size"), wholeMicros = true)
+    val step = a.duration("step", a.positional("step"), wholeMicros = true)
+    alignedWindow(a, TimeWindowSpec(a.function, size, step, alignedOffset(a)))
   }
+
+  /** Durations of aligned windows are also whole microseconds, as window()'s windowDuration, slideDuration and startTime. */
+  private def alignedOffset(a: WindowArguments): Long =
+    a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true, wholeMicros = true)).getOrElse(0L)
 
   /** Tumbling and hopping windows take every policy; `order_by` makes them replay rows in that order. */
   private def alignedWindow(a: WindowArguments, spec: TimeWindowSpec): StreamWindow = {

@@ -31,6 +31,17 @@ object WindowResolution {
     case _ => None
   }
 
+  /** The window a query groups by (its grouping holds one, possibly aliased), if any. */
+  def groupedWindow(a: Aggregate): Option[StreamWindow] = a.groupingExpressions.flatMap {
+    case sets: BaseGroupingSets => sets.children.flatMap(topLevelWindow) // ROLLUP, CUBE, GROUPING SETS
+    case e => topLevelWindow(e).toSeq
+  }.headOption
+
+  /** A window's fields (`window.start`) may be read where the window is grouped by. */
+  private def withoutFieldReads(e: Expression): Expression = e.transformUp {
+    case GetStructField(_: StreamWindow, _, _) => Literal(null)
+  }
+
   private def rejectNested(e: Expression): Unit = {
     val inner = topLevelWindow(e).map(_.children).getOrElse(Seq(e))
     inner.foreach(_.collectFirst { case w: StreamWindow => w }.foreach { w =>
@@ -90,7 +101,7 @@ object WindowResolution {
 
   def resolveAggregate(a: Aggregate): LogicalPlan = {
     a.groupingExpressions.foreach(rejectNested)
-    a.aggregateExpressions.foreach(rejectNested)
+    a.aggregateExpressions.map(withoutFieldReads).foreach(rejectNested)
     val windows = a.groupingExpressions.flatMap(topLevelWindow)
     val distinctWindows = windows.foldLeft(Seq.empty[StreamWindow]) { (acc, w) =>
       if (acc.exists(_.semanticEquals(w))) acc else acc :+ w

@@ -88,9 +88,13 @@ final class WindowArguments(
   def optionValues(name: String): Seq[Expression] = options.collect { case (`name`, v) => v }
 
   /** A positive duration in microseconds from a string literal ('10 seconds') or an interval literal. */
-  def duration(name: String, e: Expression, allowZero: Boolean = false, allowNegative: Boolean = false): Long = {
+  def duration(name: String, e: Expression, allowZero: Boolean = false, allowNegative: Boolean = false,
+      wholeMicros: Boolean = false): Long = {
     val hint = "a duration such as '10 seconds', INTERVAL 10 SECONDS or a Python timedelta"
     val micros: Long = e match {
+      // As Spark's window() takes its durations (SQL only: Python rejects numbers, which read as seconds too easily).
+      case Literal(v: Int, IntegerType) if wholeMicros => v.toLong
+      case Literal(v: Long, LongType) if wholeMicros => v
       case Literal(null, _) => throw StreamwinErrors.invalidArgument(function, name, s"must be $hint, not NULL")
       case Literal(s: UTF8String, StringType) =>
         val interval = try IntervalUtils.stringToInterval(s) catch {
