@@ -2,13 +2,14 @@ package streamwin
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import streamwin.catalyst.{CheckStreamWindows, ResolveStreamWindows, WindowFunctions}
+import streamwin.api.functions
+import streamwin.catalyst.{CheckStreamWindows, ResolveStreamWindows}
 import streamwin.execution.StreamWindowStrategy
 
 /** What streamwin adds to a session: its SQL functions, analyzer rules and planner strategy. */
 object StreamwinRegistration {
   def apply(extensions: SparkSessionExtensions): Unit = {
-    WindowFunctions.all.foreach(extensions.injectFunction)
+    functions.sqlFunctions.foreach(f => extensions.injectFunction(f.registration))
     extensions.injectResolutionRule(_ => ResolveStreamWindows)
     extensions.injectCheckRule(_ => CheckStreamWindows)
     extensions.injectPlannerStrategy(_ => StreamWindowStrategy)
