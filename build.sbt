@@ -84,9 +84,14 @@ def sparkLineProject(line: String): Project =
       Test / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "scala",
         shimFolder((ThisBuild / baseDirectory).value, line, "test")),
       Test / unmanagedResourceDirectories += (ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "resources",
-      // The Spark line the jar is built for, checked when the extension registers.
+      // The Spark line the jar is built for, checked when the extension registers, and the names of the
+      // SQL functions, read from the families' declarations (`SqlWindowFunction("sw_...", ...)`) so that a
+      // jar of another line can name them without loading a class compiled against its own line.
       Compile / sourceGenerators += Def.task {
         val out = (Compile / sourceManaged).value / "streamwin" / "BuildInfo.scala"
+        val declaration = "SqlWindowFunction\\(\\s*\"([A-Za-z0-9_]+)\"".r
+        val functionNames = (Compile / unmanagedSourceDirectories).value.flatMap(dir => (dir ** "*.scala").get)
+          .flatMap(source => declaration.findAllMatchIn(IO.read(source)).map(_.group(1))).distinct.sorted
         IO.write(out,
           s"""package streamwin
              |
@@ -97,6 +102,7 @@ def sparkLineProject(line: String): Project =
              |  val SparkRelease: String = "${sparkRelease.value}"
              |  val ScalaBinaryVersion: String = "${scalaBinaryVersion.value}"
              |  val SupportedLines: Seq[String] = Seq(${supportedLines.map(l => "\"" + l._1 + "\"").mkString(", ")})
+             |  val FunctionNames: Seq[String] = Seq(${functionNames.map(n => "\"" + n + "\"").mkString(", ")})
              |}
              |""".stripMargin)
         Seq(out)

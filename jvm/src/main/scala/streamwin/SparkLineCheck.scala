@@ -6,10 +6,10 @@ package streamwin
  * when it registers, never with a NoClassDefFoundError in the middle of a query.
  */
 object SparkLineCheck {
-  /** The SQL functions a session gets from streamwin (listed here, apart from their builders, so a
-   *  mismatched jar can name them without loading any class compiled against another Spark line). */
-  val functionNames: Seq[String] = Seq("sw_tumbling", "sw_hopping", "sw_sliding", "sw_session", "sw_interval",
-    "sw_timer", "sw_count", "sw_split", "sw_delta", "sw_punctuation")
+  /** The SQL functions a session gets from streamwin, read from the sources by the build (apart from
+   *  their builders, so a mismatched jar can name them without loading any class compiled against
+   *  another Spark line). */
+  val functionNames: Seq[String] = BuildInfo.FunctionNames
 
   def lineOf(sparkVersion: String): String = sparkVersion.split("[.-]").take(2).mkString(".")
 

@@ -2,13 +2,14 @@ package streamwin
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import streamwin.catalyst.{CheckStreamWindows, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows, WindowFunctions}
+import streamwin.api.functions
+import streamwin.catalyst.{CheckStreamWindows, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows}
 import streamwin.execution.StreamWindowStrategy
 
 /** What streamwin adds to a session: its SQL functions, analyzer rules and planner strategy. */
 object StreamwinRegistration {
   def apply(extensions: SparkSessionExtensions): Unit = {
-    WindowFunctions.all.foreach(extensions.injectFunction)
+    functions.sqlFunctions.foreach(f => extensions.injectFunction(f.registration))
     extensions.injectHintResolutionRule(_ => ExpandWindowStar)
     extensions.injectResolutionRule(_ => ResolveStreamWindows)
     extensions.injectPostHocResolutionRule(_ => ResolveGroupedWindows)

@@ -11,7 +11,8 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine._
-import streamwin.spec.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec, WindowPolicies}
+import streamwin.families.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
+import streamwin.spec.WindowPolicies
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
@@ -220,9 +221,9 @@ class EngineSuite extends AnyFunSuite {
       ("hopping", TimeWindowSpec("sw_hopping", 10 * s, 5 * s, 0), WindowPolicies(arrivalOrder = true, lateness = 3 * s,
         latePassthrough = true)),
       ("tumbling update", TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0), WindowPolicies(emitUpdate = true, emitEmpty = true)),
-      ("sliding", streamwin.spec.SlidingWindowSpec(7 * s), WindowPolicies(arrivalOrder = true, lateness = 2 * s)),
+      ("sliding", streamwin.families.SlidingWindowSpec(7 * s), WindowPolicies(arrivalOrder = true, lateness = 2 * s)),
       ("session", SessionWindowSpec(4 * s, dynamicGap = false, maxDuration = None), WindowPolicies(countTrigger = 3)),
-      ("interval", streamwin.spec.IntervalWindowSpec(10 * s, 5 * s, 6 * s, 0, arrivalOrder = true),
+      ("interval", streamwin.families.IntervalWindowSpec(10 * s, 5 * s, 6 * s, 0, arrivalOrder = true),
         WindowPolicies(latePassthrough = true)),
       ("session max", SessionWindowSpec(4 * s, dynamicGap = false, maxDuration = Some(10 * s)), WindowPolicies.Default),
       ("count", CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),

@@ -6,13 +6,15 @@ import org.apache.spark.sql.Column
 import org.apache.spark.sql.{functions => F}
 import org.apache.spark.sql.streamwin.SparkShim
 
-import streamwin.catalyst.StreamWindow
-import streamwin.spec.TriggerSplitWindowSpec
+import streamwin.catalyst.{SqlWindowFunction, StreamWindow}
+import streamwin.families._
 
 /**
  * streamwin's windows for Scala users. Each returns a Column named `window` (a struct of start, end
  * and kind) to use in `groupBy(...)` (one row per window) or `select(...)` (each row tagged with its
  * windows). The columns call the SQL functions `sw_*`, so they behave the same from SQL and Python.
+ * The SQL functions themselves are listed here too ([[sqlFunctions]]), so a new window family is
+ * added to SQL and Scala in this one file (besides its definition under `streamwin.families`).
  *
  * {{{
  *   import streamwin.api.functions._
@@ -20,6 +22,10 @@ import streamwin.spec.TriggerSplitWindowSpec
  * }}}
  */
 object functions {
+
+  /** The SQL functions a session gets from streamwin, each declared by its family. */
+  private[streamwin] val sqlFunctions: Seq[SqlWindowFunction] = Seq(Tumbling.sql, Hopping.sql, Sliding.sql, Session.sql,
+    Interval.sql, Timer.sql, Count.sql, Split.sql, Delta.sql, Punctuation.sql)
 
   private def window(name: String, required: Seq[Column], options: Seq[(String, Column)]): Column =
     F.call_function(name, required ++ options.flatMap { case (k, v) => Seq(F.lit(k), v) }: _*).alias("window")

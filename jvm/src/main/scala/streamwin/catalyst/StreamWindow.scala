@@ -38,19 +38,8 @@ case class StreamWindow(spec: WindowSpec, children: Seq[Expression], policies: W
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): StreamWindow =
     copy(children = newChildren)
 
-  override def toString: String = spec match {
-    case t: TimeWindowSpec => s"${spec.function}(${timeOrOrder}, size=${t.size}us, step=${t.step}us, offset=${t.offset}us" +
-      s"${arrivalOrder.map(o => s", order_by=$o").getOrElse("")}$policies)"
-    case s: SlidingWindowSpec => s"${spec.function}($timeOrOrder, size=${s.size}us)"
-    case s: SessionWindowSpec =>
-      s"${spec.function}($timeOrOrder, gap=${if (s.dynamicGap) signal.get else s"${s.gap}us"}, max_duration=${s.maxDuration.map(d => s"${d}us").getOrElse("none")})"
-    case i: IntervalWindowSpec =>
-      s"${spec.function}($timeOrOrder, duration=${i.duration}us, period=${i.period}us, discard_age=${i.discardAge}us, " +
-        s"offset=${i.offset}us, order_by=${signal.getOrElse(timeOrOrder)})"
-    case c: CountWindowSpec =>
-      s"${spec.function}(${c.size}, step=${c.step}, align=${if (c.alignEnd) "end" else "start"}, order_by=$timeOrOrder$policies)"
-    case other => s"${other}(${signal.getOrElse("")}, order_by=$timeOrOrder$policies)"
-  }
+  /** The plan string: each family says how it shows (see [[WindowSpec.describe]]). */
+  override def toString: String = spec.describe(this)
 }
 
 object StreamWindow {

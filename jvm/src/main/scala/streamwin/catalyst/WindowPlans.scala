@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import streamwin.spec.{WindowPolicies, WindowSpec}
+import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
 
 /**
  * The row accounting of a window over a stream. Every micro-batch plans the query anew (a new
@@ -19,7 +19,15 @@ final class StreamWindowMetrics(val metrics: Map[String, SQLMetric]) extends Ser
 
 /** What streamwin's logical nodes share. */
 trait WindowNode extends UnaryNode {
+  def spec: WindowSpec
+  def policies: WindowPolicies
+  def timeOrOrder: Attribute
+  def signal: Option[Attribute]
+  def arrivalOrder: Option[Attribute]
   def streamMetrics: Option[StreamWindowMetrics]
+
+  /** The columns the window reads, as its family's planning methods take them. */
+  def columns: WindowColumns = WindowColumns(timeOrOrder, signal, arrivalOrder)
 
   /**
    * Over a stream, every column of the child reaches the state store (rows the engine keeps, in the

@@ -176,9 +176,8 @@ object WindowResolution {
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
-    val tagged = window.spec match {
-      case s: SessionWindowSpec if s.dynamicGap || s.maxDuration.isDefined => groupedAndExploded(p, window, extra,
-        timeOrOrder, signal, arrivalOrder, windowAttr)
+    val tagged = window.spec.planSelect(window.policies) match {
+      case SelectPlan.GroupAndExplode => groupedAndExploded(p, window, extra, timeOrOrder, signal, arrivalOrder, windowAttr)
       case _ =>
         // The window operator tags each row with every window output holding it, reading a window's
         // rows back from its (spilling) row bag.
@@ -191,9 +190,10 @@ object WindowResolution {
   }
 
   /**
-   * Sessions with a maximum duration or a dynamic gap have no row-tagging engine (their operator
-   * aggregates slices): tag by grouping the rows themselves (collect_list of the whole row) and
-   * exploding each window, so tagged rows are exactly the members of the grouped windows.
+   * A family without a row-tagging engine ([[SelectPlan.GroupAndExplode]]: sessions with a maximum
+   * duration or a dynamic gap, whose operator aggregates slices): tag by grouping the rows themselves
+   * (collect_list of the whole row) and exploding each window, so tagged rows are exactly the members
+   * of the grouped windows.
    */
   private def groupedAndExploded(p: Project, window: StreamWindow, extra: ArrayBuffer[NamedExpression],
       timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute], windowAttr: Attribute)

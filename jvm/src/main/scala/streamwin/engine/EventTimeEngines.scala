@@ -3,9 +3,8 @@ package streamwin.engine
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.{SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, WindowSpec}
+import streamwin.families.{SessionWindowSpec, SlidingWindowSpec}
 
 /**
  * Event-time windows of one key fed with pre-aggregated slices in ascending time order: the host
@@ -20,31 +19,6 @@ trait SliceWindowEngine extends Serializable {
   def finishKey(): Unit
   /** Most slices held at once for any key so far. */
   def peakBuffered: Int
-}
-
-object SliceWindowEngine {
-  /**
-   * The engine of an event-time family. The evaluator's last function is the hidden row count;
-   * for sessions the ones before it are min(time) and max(time) of the slice (fixed gap) or the
-   * slice's max(gap) (dynamic gap).
-   */
-  def apply(spec: WindowSpec, evaluator: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit): SliceWindowEngine =
-    spec match {
-      case t: TimeWindowSpec => new TimeSliceEngine(t, evaluator, emit)
-      case s: SlidingWindowSpec => new SlidingWindowEngine(s, evaluator, emit)
-      case s: SessionWindowSpec =>
-        val n = evaluator.functionCount
-        val bounds =
-          if (s.dynamicGap) {
-            val gapSlot = evaluator.offsetOf(n - 2)
-            SessionSliceBounds((time, _) => time, (time, _) => time, (time, b) => time + b.getLong(gapSlot))
-          } else {
-            val (minSlot, maxSlot) = (evaluator.offsetOf(n - 3), evaluator.offsetOf(n - 2))
-            SessionSliceBounds((_, b) => b.getLong(minSlot), (_, b) => b.getLong(maxSlot), (_, b) => b.getLong(maxSlot) + s.gap)
-          }
-        new SessionWindowEngine(s, evaluator, bounds, emit)
-      case other => throw new IllegalArgumentException(s"not a slice-based window: $other")
-    }
 }
 
 /** How a session reads a slice: its first and last row time and how far its rows reach (time + gap). */
@@ -211,7 +185,7 @@ final class SessionWindowEngine(
 final class OrderedSessionEngine(
     spec: SessionWindowSpec,
     evaluator: AggregateEvaluator,
-    emit: (Any, Any, UTF8String, InternalRow) => Unit) extends RowWindowEngine {
+    output: WindowOutput) extends RowWindowEngine {
 
   private val reach = new SliceReach
   private val sessions = new SessionWindowEngine(spec, evaluator,
@@ -221,7 +195,7 @@ final class OrderedSessionEngine(
   /** Outputs a closed session as `final`. */
   private final class FinalOutput extends ((Long, Long, InternalRow) => Unit) with Serializable {
     override def apply(start: Long, end: Long, values: InternalRow): Unit = {
-      emit(start, end, WindowKind.Final, values)
+      output.values(start, end, WindowKind.Final, values)
       countEmitted()
     }
   }

@@ -5,7 +5,8 @@ import scala.collection.mutable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.{IntervalWindowSpec, SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec, WindowPolicies, WindowSpec}
+import streamwin.families.{IntervalWindowSpec, SessionWindowSpec, SlidingWindowSpec, TimeWindowSpec}
+import streamwin.spec.WindowPolicies
 
 /**
  * A window family, as the operator needs it (Flink's window assigner and trigger, in this engine's
@@ -52,15 +53,6 @@ trait EventTimeFamily extends WindowFamily {
 }
 
 object EventTimeFamily {
-  /** The family of an event-time window spec replayed row by row. */
-  def apply(spec: WindowSpec, policies: WindowPolicies): EventTimeFamily = spec match {
-    case t: TimeWindowSpec => AlignedWindows(t, policies.lateness, policies.emitEmpty)
-    case s: SlidingWindowSpec => SlidingWindows(s, policies.lateness, policies.emitUpdate)
-    case s: SessionWindowSpec if !s.dynamicGap && s.maxDuration.isEmpty => SessionWindows(s, policies.lateness)
-    case i: IntervalWindowSpec => IntervalPanes(i)
-    case other => throw new IllegalArgumentException(s"not a window replayed by the keyed operator: $other")
-  }
-
   /**
    * Places a row into the fixed windows [start, start + length) of `starts` (those holding it): it
    * joins each one that is open or not opened yet, and is late for each one that progress passed by

@@ -2,11 +2,11 @@ package streamwin.engine
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec._
+import streamwin.families.CountWindowSpec
+import streamwin.spec.{DataWindowSpec, WindowPolicies}
 
 /**
  * A family of windows over each key's rows in `order_by` (arrival) order: count and data-driven
@@ -24,21 +24,6 @@ trait SequenceFamily extends WindowFamily {
   def teardown(op: KeyedWindowOperator): Unit
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.first, w.last, kind)
-}
-
-object SequenceFamily {
-  def apply(spec: SequenceWindowSpec, policies: WindowPolicies): SequenceFamily = spec match {
-    case c: CountWindowSpec if c.step < c.size && !c.alignEnd && (policies.emitUpdate || policies.countTrigger > 0) =>
-      OverlappingCountWindows(c)
-    case c: CountWindowSpec => CountWindows(c, policies)
-    case other => DataWindows(other)
-  }
-
-  /** True when the windows of `spec` never overlap, so one running aggregate suffices. */
-  def disjoint(spec: SequenceWindowSpec): Boolean = spec match {
-    case c: CountWindowSpec => c.step == c.size
-    case _ => true
-  }
 }
 
 /** Where a count family is in the key's rows. */
@@ -71,7 +56,7 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
   private def retained(op: KeyedWindowOperator): WindowEntry = {
     var w = op.state.window(0L)
     if (w == null) {
-      w = op.open(0L, 0L, if (SequenceFamily.disjoint(spec)) op.contents.buffered() else op.contents.fifo())
+      w = op.open(0L, 0L, if (spec.disjoint) op.contents.buffered() else op.contents.fifo())
     }
     w
   }
@@ -175,62 +160,55 @@ final case class OverlappingCountWindows(spec: CountWindowSpec) extends Sequence
     }
 }
 
-/** Where a data family is in the key's rows. */
-final class DataRecord(var triggerState: Any) extends Serializable {
+/**
+ * Where a data family is in the key's rows: how many rows the open window holds since it began, and
+ * what the family remembers between rows (see [[DataWindowSpec.boundary]]).
+ */
+final class DataRecord(var state: Any) extends Serializable {
   var members = 0
-  var oldestValue = 0.0
+}
+
+/** What a row does to the open window of a data family. */
+sealed trait DataBoundary
+
+object DataBoundary {
+  /** The row joins the open window. */
+  case object Joins extends DataBoundary
+  /** The row starts the next window: the open one (if it holds rows) is output as `final`, then the row joins the new one. */
+  case object Starts extends DataBoundary
+  /** The row closes the open window (if it holds rows) and is no member of any (a punctuation marker). */
+  case object Closes extends DataBoundary
+  /** The row is no member and changes nothing (a delta row without a value). */
+  case object Skipped extends DataBoundary
 }
 
 /**
- * Windows whose boundaries come from the data; they never overlap and one is open at a time.
- *  - split (KX global trigger): a row whose predicate is true starts a new window; with a user's
- *    [[streamwin.api.SplitTrigger]], its stateful function says so (the host passes the trigger's
- *    input columns as a Row).
- *  - delta (SPL delta): a row whose value exceeds the oldest member's value by more than the
- *    threshold closes the window and starts the next one.
- *  - punctuation (SPL punct()): a marker row closes the window and is no member of any.
+ * Windows whose boundaries come from the data; they never overlap and one is open at a time. Each
+ * row's [[DataBoundary]] comes from the spec (split: a true predicate, or a user's
+ * [[streamwin.api.SplitTrigger]], starts a window; delta: a value more than the threshold above the
+ * oldest member's starts one; punctuation: a marker row closes one and is no member).
  * The open window at the end of the input is emitted as `partial`.
  * Policies: `emit_update` outputs the window so far after each row that entered it;
  * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
  * goes on); each output's start and end are the first and last order_by value of its rows.
  */
-final case class DataWindows(spec: SequenceWindowSpec) extends SequenceFamily {
-  override def newRecord(): AnyRef = new DataRecord(spec match {
-    case TriggerSplitWindowSpec(trigger) => trigger.initialState
-    case _ => null
-  })
+final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
+  override def newRecord(): AnyRef = new DataRecord(spec.initialState)
 
   override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val r = op.state.record.asInstanceOf[DataRecord]
-    spec match {
-      case SplitWindowSpec =>
-        if (signal == true && r.members > 0) close(WindowKind.Final, r, op)
+    spec.boundary(signal, r) match {
+      case DataBoundary.Joins =>
         append(order, row, r, op)
         true
-      case TriggerSplitWindowSpec(trigger) =>
-        val (state, startsWindow) = trigger.next(r.triggerState, signal.asInstanceOf[Row])
-        r.triggerState = state
-        if (startsWindow && r.members > 0) close(WindowKind.Final, r, op)
+      case DataBoundary.Starts =>
+        if (r.members > 0) close(WindowKind.Final, r, op)
         append(order, row, r, op)
         true
-      case DeltaWindowSpec(threshold) =>
-        if (signal == null) false
-        else {
-          val value = signal.asInstanceOf[Double]
-          if (r.members > 0 && value - r.oldestValue > threshold) close(WindowKind.Final, r, op)
-          if (r.members == 0) r.oldestValue = value
-          append(order, row, r, op)
-          true
-        }
-      case PunctuationWindowSpec =>
-        if (signal == true) {
-          if (r.members > 0) close(WindowKind.Final, r, op)
-          false
-        } else {
-          append(order, row, r, op)
-          true
-        }
-      case other => throw new IllegalStateException(s"not a data window: $other")
+      case DataBoundary.Closes =>
+        if (r.members > 0) close(WindowKind.Final, r, op)
+        false
+      case DataBoundary.Skipped => false
     }
   }
 

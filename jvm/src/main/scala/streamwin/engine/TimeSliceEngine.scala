@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
 
-import streamwin.spec.TimeWindowSpec
+import streamwin.families.TimeWindowSpec
 
 /**
  * Aligned event-time windows (tumbling, hopping) of one key, fed with slice aggregates in event-time

@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.{BinaryExecNode, RDDScanExec, SortExec, Sp
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
 import streamwin.engine.WindowKind
-import streamwin.spec.{TimeWindowSpec, WindowPolicies}
+import streamwin.spec.{WindowPolicies, WindowSpec}
 
 /**
  * groupBy over tumbling windows with an explicit arrival order (`order_by`, with or without
@@ -26,13 +26,15 @@ import streamwin.spec.{TimeWindowSpec, WindowPolicies}
  * window operator from the input, exactly as [[EventTimeReplayAggregateExec]] would (the replay also
  * raises the error for ties in order_by).
  *
+ * @param size    the windows' length (µs)
  * @param windows the final (keys, window start) aggregation, clustered by keys: keys, window start
  *                (null for rows without order or time), the user's aggregate values, then the
  *                hidden count(1), count(order) and arrival-order range
  * @param input   the rows, as the replay reads them
  */
 case class OrderedTumblingAggregateExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
+    size: Long,
     policies: WindowPolicies,
     keys: Seq[Attribute],
     order: Attribute,
@@ -65,7 +67,7 @@ case class OrderedTumblingAggregateExec(
     val replayedKeys = sparkContext.broadcast(replayed)
     val (outRows, emitted, windowed, skipped) = (longMetric("numOutputRows"), longMetric("windowsEmitted"),
       longMetric("rowsWindowed"), longMetric("rowsSkipped"))
-    val (windowsOutput, size, keyCount, valueCount) = (windows.output, spec.size, keys.size, resultAttrs.size)
+    val (windowsOutput, windowSize, keyCount, valueCount) = (windows.output, size, keys.size, resultAttrs.size)
     val aggregated = windowRows.mapPartitions { rows =>
       val keyOf = UnsafeProjection.create(keys, windowsOutput)
       val valuesOf = UnsafeProjection.create(windowsOutput.slice(keyCount + 1, keyCount + 1 + valueCount), windowsOutput)
@@ -81,7 +83,7 @@ case class OrderedTumblingAggregateExec(
           emitted += 1
           outRows += 1
           val start = group.getLong(keyCount)
-          Iterator.single(writer.aggregated(key, start, start + size, WindowKind.Final, valuesOf(group)))
+          Iterator.single(writer.aggregated(key, start, start + windowSize, WindowKind.Final, valuesOf(group)))
         }
       }
     }

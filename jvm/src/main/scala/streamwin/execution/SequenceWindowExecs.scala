@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.spec.{SequenceWindowSpec, WindowPolicies, WindowSpec}
+import streamwin.spec.{WindowPolicies, WindowSpec}
 
 /**
  * Hosts a [[RowWindowEngine]] (count, data-driven and timeInterval windows) over rows clustered by
@@ -41,7 +41,7 @@ trait SequenceWindowHost extends StreamWindowExec {
 
 /** groupBy over count and data windows: one row per window with the aggregate values. */
 case class SequenceWindowAggregateExec(
-    spec: SequenceWindowSpec,
+    spec: WindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,
@@ -62,7 +62,7 @@ case class SequenceWindowAggregateExec(
 
 /** select over count and data windows: every row once per window holding it, tagged with that window. */
 case class SequenceWindowAssignExec(
-    spec: SequenceWindowSpec,
+    spec: WindowSpec,
     policies: WindowPolicies,
     streamKeys: Seq[Attribute],
     order: Attribute,

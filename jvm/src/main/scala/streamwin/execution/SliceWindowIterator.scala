@@ -49,7 +49,7 @@ final class SliceWindowIterator(
   private var key: InternalRow = null
   private var sliceStart = 0L
   private var sliceBuffer: InternalRow = null
-  private val engine = SliceWindowEngine(spec, evaluator, (start, end, values) => {
+  private val engine = spec.sliceEngine(evaluator, (start, end, values) => {
     row(writer.aggregated(key, start, end, WindowKind.Final, values))
     outRows += 1
     windows += 1

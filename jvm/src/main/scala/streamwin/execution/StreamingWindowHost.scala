@@ -13,8 +13,7 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.MetadataBuilder
 
 import streamwin.catalyst.{StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode, WithoutWatermarkMarker}
-import streamwin.spec.{IntervalWindowSpec, SequenceWindowSpec, SessionWindowSpec, StreamwinErrors, TimeWindowSpec,
-  WindowPolicies, WindowSpec}
+import streamwin.spec.{StreamwinErrors, WindowPolicies, WindowSpec}
 
 /**
  * Plans a window over a streaming DataFrame: the window node becomes Spark's `transformWithState`
@@ -41,36 +40,21 @@ object StreamingWindowHost {
       aggregates: Option[(Seq[aggregate.AggregateFunction], Seq[Option[Expression]])],
       windowOutput: Seq[Attribute],
       child: LogicalPlan,
-      tiesAllowed: Boolean)
+      tiesAllowed: Boolean,
+      eventTime: Boolean)
 
-  // Event-time families replay rows in arrival order (order_by, or the event time itself, where rows
-  // of equal time are interchangeable) with the event time as the signal; count and data windows
-  // in order_by order with their own signal.
-  private def replayOf(node: LogicalPlan): Replay = node match {
-    case WindowAggregate(spec: SequenceWindowSpec, policies, _, keys, order, signal, windowAttr, functions, filters,
-        resultAttrs, child) =>
-      Replay(spec, policies, keys, keys, order, signal, Some((functions, filters)), windowAttr +: resultAttrs, child,
-        tiesAllowed = false)
-    case WindowAggregate(spec: SessionWindowSpec, policies, _, keys, time, gap, windowAttr, functions, filters,
-        resultAttrs, child) if spec.dynamicGap || spec.maxDuration.isDefined =>
-      // Event-time order only; the signal is the dynamic gap.
-      Replay(spec, policies, keys, keys, time, gap, Some((functions, filters)), windowAttr +: resultAttrs, child,
-        tiesAllowed = true)
-    case WindowAggregate(spec: IntervalWindowSpec, policies, _, keys, time, order, windowAttr, functions, filters,
-        resultAttrs, child) =>
-      Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
-        windowAttr +: resultAttrs, child, tiesAllowed = order.isEmpty)
-    case WindowAggregate(spec, policies, order, keys, time, _, windowAttr, functions, filters, resultAttrs, child) =>
-      Replay(spec, policies, keys, keys, order.getOrElse(time), Some(time), Some((functions, filters)),
-        windowAttr +: resultAttrs, child, tiesAllowed = order.isEmpty)
-    case WindowAssign(spec: SequenceWindowSpec, policies, _, order, signal, partitionBy, windowAttr, child) =>
-      Replay(spec, policies, partitionBy, Nil, order, signal, None, Seq(windowAttr), child, tiesAllowed = false)
-    case WindowAssign(spec: IntervalWindowSpec, policies, _, time, order, partitionBy, windowAttr, child) =>
-      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child,
-        tiesAllowed = order.isEmpty)
-    case WindowAssign(spec, policies, order, time, _, partitionBy, windowAttr, child) =>
-      Replay(spec, policies, partitionBy, Nil, order.getOrElse(time), Some(time), None, Seq(windowAttr), child,
-        tiesAllowed = order.isEmpty)
+  // Each family says in which order its rows arrive and what signal the operator reads
+  // (WindowSpec.replay): the same as in batch.
+  private def replayOf(node: WindowNode): Replay = {
+    val r = node.spec.replay(node.columns)
+    node match {
+      case WindowAggregate(spec, policies, _, keys, _, _, windowAttr, functions, filters, resultAttrs, child) =>
+        Replay(spec, policies, keys, keys, r.order, r.signal, Some((functions, filters)), windowAttr +: resultAttrs, child,
+          r.tiesAllowed, r.eventTime.isDefined)
+      case WindowAssign(spec, policies, _, _, _, partitionBy, windowAttr, child) =>
+        Replay(spec, policies, partitionBy, Nil, r.order, r.signal, None, Seq(windowAttr), child, r.tiesAllowed,
+          r.eventTime.isDefined)
+    }
   }
 
   /**
@@ -86,26 +70,16 @@ object StreamingWindowHost {
    * `node` (a WindowAggregate or WindowAssign over a streaming child, analysed and optimised) as a
    * transformWithState plan with the same output, ready for the planner.
    */
-  def plan(node: LogicalPlan): LogicalPlan = {
+  def plan(node: WindowNode): LogicalPlan = {
     val r = replayOf(node)
-    val metrics = node match {
-      case w: WindowNode => w.streamMetrics.getOrElse(prepare(r.spec))
-    }
-    val eventTime = r.spec match {
-      case _: SequenceWindowSpec => false
-      case _ => true
-    }
+    val metrics = node.streamMetrics.getOrElse(prepare(r.spec))
     // sw.timer without ingest_time: rows arrive at the micro-batch's time (current_timestamp(),
     // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
     // column, that column is the clock, as the event time of the other families.
-    val isTimer = r.spec match {
-      case t: TimeWindowSpec => t.processingTime
-      case _ => false
-    }
     val hasWatermark = r.child.exists(_.isInstanceOf[EventTimeWatermark])
     val (clock, timeMode) =
-      if (isTimer) (StreamClock.ProcessingTime, TimeMode.ProcessingTime())
-      else if (eventTime && hasWatermark) (StreamClock.Watermark, TimeMode.EventTime())
+      if (r.spec.followsProcessingTime) (StreamClock.ProcessingTime, TimeMode.ProcessingTime())
+      else if (r.eventTime && hasWatermark) (StreamClock.Watermark, TimeMode.EventTime())
       else (StreamClock.Rows, TimeMode.None())
 
     // Columns marked with the watermark are fed under a new id without the marker: Spark would

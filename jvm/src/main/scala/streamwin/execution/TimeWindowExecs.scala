@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistrib
 import org.apache.spark.sql.execution.SparkPlan
 
 import streamwin.engine.{SliceWindowEngine, WindowKind}
-import streamwin.spec.{TimeWindowSpec, WindowSpec}
+import streamwin.spec.{FixedTimeWindows, WindowSpec}
 
 /**
  * groupBy over event-time windows built from slices: aligned (tumbling, hopping, timer), per-event
@@ -17,7 +17,7 @@ import streamwin.spec.{TimeWindowSpec, WindowSpec}
  * key in event-time order and hands them to the family's [[SliceWindowEngine]] ([[SliceWindowIterator]]).
  *
  * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds;
- * sessions add hidden functions before it (see [[SliceWindowEngine.apply]]).
+ * families add hidden functions before it (see [[streamwin.spec.GroupByPlan.Slices]]).
  *
  * When `preAggregated` is false the child gives raw rows and this operator builds each slice's
  * aggregate itself: per-event sliding windows and sessions have one slice per distinct timestamp,
@@ -59,9 +59,10 @@ case class TimeWindowAggregateExec(
   override protected def withNewChildInternal(newChild: SparkPlan): TimeWindowAggregateExec = copy(child = newChild)
 }
 
-/** select over aligned time windows: each row once per window holding it (a pure function of time). */
+/** select over windows placed by time alone (aligned time windows): each row once per window holding it. */
 case class TimeWindowAssignExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
+    windows: FixedTimeWindows,
     time: Attribute,
     windowAttr: Attribute,
     child: SparkPlan) extends StreamWindowExec {
@@ -80,14 +81,14 @@ case class TimeWindowAssignExec(
           Iterator.empty
         } else {
           val t = row.getLong(timeOrdinal)
-          if (spec.inGap(t)) {
+          if (windows.inGap(t)) {
             skipped += 1
             Iterator.empty
           } else {
             windowed += 1
-            spec.windowStartsHolding(t).map { start =>
+            windows.windowStartsHolding(t).map { start =>
               outRows += 1
-              writer.tagged(row, start, start + spec.size, WindowKind.Final)
+              writer.tagged(row, start, start + windows.size, WindowKind.Final)
             }
           }
         }

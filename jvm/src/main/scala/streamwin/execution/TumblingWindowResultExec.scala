@@ -6,19 +6,21 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.execution.SparkPlan
 
 import streamwin.engine.WindowKind
-import streamwin.spec.TimeWindowSpec
+import streamwin.spec.WindowSpec
 
 /**
- * groupBy over tumbling (and timer) windows without policies that need arrival order: each window is
- * one slice, so the whole aggregation is Spark's own (keys, window start) hash aggregation — partial
+ * groupBy over windows that are one slice each ([[streamwin.spec.GroupByPlan.HashPerWindow]]: tumbling
+ * and timer windows without policies that need arrival order), so the whole aggregation is Spark's own (keys, window start) hash aggregation — partial
  * map-side, shuffled, final — with no sort. This operator only turns each aggregated group into the
  * window row and keeps the row accounting.
  *
+ * @param size  the windows' length (µs): a window ends `size` after its start
  * @param child output: keys, window start (null: rows with a null time), the user's aggregate values,
  *              then the hidden count of the group's input rows
  */
 case class TumblingWindowResultExec(
-    spec: TimeWindowSpec,
+    spec: WindowSpec,
+    size: Long,
     keys: Seq[Attribute],
     windowAttr: Attribute,
     resultAttrs: Seq[Attribute],
@@ -46,7 +48,7 @@ case class TumblingWindowResultExec(
           windows += 1
           outRows += 1
           val start = group.getLong(startOrdinal)
-          Iterator.single(writer.aggregated(keyOf(group), start, start + spec.size, WindowKind.Final, valuesOf(group)))
+          Iterator.single(writer.aggregated(keyOf(group), start, start + size, WindowKind.Final, valuesOf(group)))
         }
       }
     }

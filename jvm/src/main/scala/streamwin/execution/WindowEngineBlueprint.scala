@@ -1,14 +1,14 @@
 package streamwin.execution
 
 import org.apache.spark.SparkException
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{SequenceWindowSpec, SessionWindowSpec, TriggerSplitWindowSpec, WindowPolicies, WindowSpec}
+import streamwin.spec.{WindowPolicies, WindowSpec}
 
 /**
  * How to build the per-key engine of one window operator that replays rows (count, data and
@@ -49,17 +49,7 @@ final case class WindowEngineBlueprint(
       case None => new TaggedOutput(writer, out)
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
-    val build: () => RowWindowEngine = (spec, evaluator, windowOutput) match {
-      case (session: SessionWindowSpec, Some(e), emit: AggregatedOutput) if session.dynamicGap || session.maxDuration.isDefined =>
-        () => new OrderedSessionEngine(session, e, emit)
-      case (spec, _, _) =>
-        val family = spec match {
-          case sequence: SequenceWindowSpec => SequenceFamily(sequence, policies)
-          case eventTime => EventTimeFamily(eventTime, policies)
-        }
-        () => new KeyedWindowOperator(family, policies, contents, new InMemoryWindowState(contents))
-    }
-    EngineWiring(build, Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
+    EngineWiring(spec.replayEngine(policies, contents, evaluator), Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
   }
 }
 
@@ -73,14 +63,13 @@ final case class EngineWiring(newEngine: () => RowWindowEngine, objects: Seq[Any
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */
 final class AggregatedOutput(writer: WindowRowWriter, key: () => InternalRow, out: OutputSink,
-    evaluator: AggregateEvaluator) extends ((Any, Any, UTF8String, InternalRow) => Unit) with WindowOutput {
-  override def apply(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
+    evaluator: AggregateEvaluator) extends WindowOutput {
+  override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
     out.row(writer.aggregated(key(), start, end, kind, values))
-  override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = apply(start, end, kind, values)
   override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = {
     val buffer = evaluator.newBuffer()
     try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
-    apply(start, end, kind, evaluator.evaluate(buffer))
+    values(start, end, kind, evaluator.evaluate(buffer))
   }
 }
 
@@ -110,11 +99,7 @@ final class EngineFeeder(spec: WindowSpec, input: Seq[Attribute], order: Attribu
   private val orderType = order.dataType
   private val signalOrdinal = signal.map(s => input.indexWhere(_.exprId == s.exprId)).getOrElse(-1)
   private val signalType = signal.map(_.dataType).orNull
-  // A user's trigger reads its inputs as an external Row.
-  private val signalToScala: Any => Any = spec match {
-    case _: TriggerSplitWindowSpec => CatalystTypeConverters.createToScalaConverter(signalType)
-    case _ => identity
-  }
+  private val signalToScala: Any => Any = spec.signalConverter(signalType)
   private var previousOrder: Any = null
   var accepted = 0L
   var rejected = 0L

@@ -42,12 +42,11 @@ object WindowPolicies {
   /** The policy options, accepted by every `sw_*` function (each checks which ones apply to it). */
   val optionNames: Seq[String] = Seq("lateness", "late", "emit", "count_trigger", "emit_empty")
 
-  /** Why a policy does not apply to a family: the family's SQL name and the policy name give the reason. */
+  /**
+   * Why a policy does not apply to a family: defined for each policy name the family rejects, with the
+   * reason. Each family states its own (see `streamwin.families`).
+   */
   type Support = PartialFunction[String, String]
-
-  private val eventTimeOnly =
-    "applies to event-time windows (sw_tumbling, sw_hopping); count and data windows follow arrival order, " +
-      "where no row is late"
 
   /** Parses the policy options of `a`; `unsupported(policy)` is the reason a policy does not apply. */
   def parse(a: WindowArguments, orderGiven: Boolean, unsupported: Support): WindowPolicies = {
@@ -62,46 +61,5 @@ object WindowPolicies {
       emitUpdate = a.option("emit").map(a.choice("emit", _, Seq("final", "update"))).contains("update"),
       countTrigger = a.option("count_trigger").map(a.positiveCount("count_trigger", _)).getOrElse(0L),
       emitEmpty = a.option("emit_empty").exists(a.boolean("emit_empty", _)))
-  }
-
-  /** Aligned event-time windows (tumbling, hopping): every policy. */
-  val alignedSupport: Support = PartialFunction.empty
-
-  /** Processing-time windows: nothing is late (KX timer has no lateness). */
-  val timerSupport: Support = {
-    case "lateness" | "late" =>
-      "timer windows follow processing time, where no row is late (KX timer); use sw_tumbling on an event time"
-    case "order_by" => "timer windows take rows in the order of ingest_time, their arrival time"
-  }
-
-  /** Per-event sliding windows: overlapping, one per event time, never empty. */
-  val slidingSupport: Support = {
-    case "count_trigger" => "sliding windows overlap and share their rows, so a window's rows cannot be flushed alone"
-    case "emit_empty" => "a sliding window exists only at an event time, so it is never empty"
-  }
-
-  /** Sessions: never empty; the eKuiper max-duration cut and dynamic gaps follow the slice path only. */
-  def sessionSupport(plain: Boolean): Support = {
-    case "emit_empty" => "a session always holds rows"
-    case name if !plain && name != "order_by" =>
-      "not available with max_duration or a dynamic gap (eKuiper's cut checks need rows in event-time order)"
-    case "order_by" if !plain =>
-      "not available with max_duration or a dynamic gap (eKuiper's cut checks need rows in event-time order)"
-  }
-
-  /** SPL timeInterval: discard_age is its lateness; late re-triggers are its update emission. */
-  val intervalSupport: Support = {
-    case "lateness" => "use discard_age: SPL keeps a pane open for late rows until its end + discard_age"
-    case "count_trigger" =>
-      "SPL timeInterval re-emits a pane whole for late rows, which a count trigger would have split"
-    case "emit_empty" => "SPL timeInterval emits only panes that hold rows"
-  }
-
-  /** Count and data windows: update emission and count triggers; no event time, no empty windows. */
-  def sequenceSupport(endAligned: Boolean): Support = {
-    case "lateness" | "late" => eventTimeOnly
-    case "emit_empty" => "applies to time windows; a count or data window always holds rows"
-    case "emit" | "count_trigger" if endAligned =>
-      "needs start-aligned count windows: an end-aligned window (eKuiper COUNTWINDOW) is only known when it is emitted"
   }
 }

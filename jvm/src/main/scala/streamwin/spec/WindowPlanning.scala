@@ -1,0 +1,76 @@
+package streamwin.spec
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+
+/** The columns a window node reads, as attributes of its child (see [[streamwin.catalyst.StreamWindow]]). */
+final case class WindowColumns(timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute])
+
+/**
+ * How each key's rows are fed to the window operator.
+ *
+ * @param order       the arrival order rows are sorted and fed in
+ * @param signal      the per-row value the family reads
+ * @param tiesAllowed rows of a key may share an order value (it is the event time itself) — streams;
+ *                    batch execs compare the order with the event time column
+ * @param eventTime   the event time, for families that follow it; None for windows that follow rows
+ */
+final case class RowReplay(order: Attribute, signal: Option[Attribute], tiesAllowed: Boolean, eventTime: Option[Attribute])
+
+/** How a groupBy over a window runs on batch data (the planner builds the operators). */
+sealed trait GroupByPlan
+
+object GroupByPlan {
+  /** Each key's rows in arrival order through the window operator ([[WindowSpec.replay]]). */
+  case object ReplayRows extends GroupByPlan
+
+  /**
+   * Each window is one slice: Spark's own hash aggregation by (keys, `windowStart`), partial before
+   * the shuffle and final after it, no sort; a window ends `size` after its start.
+   */
+  final case class HashPerWindow(windowStart: Expression, size: Long) extends GroupByPlan
+
+  /**
+   * Each window is one slice and rows have an explicit arrival order (`order`) whose only effect is
+   * lateness: hashed per (keys, `windowStart`) as [[HashPerWindow]], with each window's arrival-order
+   * range; only keys whose rows did not arrive in event-time order (the only ones with late rows) are
+   * replayed ([[ReplayRows]]). Aggregates that follow the arrival order (first, collect_list) replay.
+   */
+  final case class OrderedHashPerWindow(windowStart: Expression, size: Long, order: Attribute, time: Attribute)
+      extends GroupByPlan
+
+  /**
+   * Aggregated per (key, `slice`) — map-side by Spark's partial aggregation when `preAggregate`,
+   * else from raw rows after the shuffle (one slice per timestamp would shrink nothing) — and
+   * combined into windows by [[WindowSpec.sliceEngine]]. A null slice skips the row.
+   *
+   * @param hidden aggregates the slice engine reads besides the user's (a row count follows them)
+   */
+  final case class Slices(slice: Expression, hidden: Seq[AggregateFunction], preAggregate: Boolean) extends GroupByPlan
+}
+
+/** How a select of a window runs on batch data. */
+sealed trait SelectPlan
+
+object SelectPlan {
+  /** Each key's rows in arrival order through the window operator, which tags them with each window output. */
+  case object ReplayRows extends SelectPlan
+
+  /** Each row tagged with the windows its time alone places it in: no shuffle, no state. */
+  final case class TagByTime(windows: FixedTimeWindows) extends SelectPlan
+
+  /**
+   * The family has no row-tagging engine: the analyzer groups the rows themselves (collect_list of
+   * the whole row) and explodes each window, so tagged rows are exactly the grouped windows' members.
+   */
+  case object GroupAndExplode extends SelectPlan
+}
+
+/** Windows of one length placed by a row's time alone (µs). */
+trait FixedTimeWindows {
+  def size: Long
+  /** True when `t` falls into no window. */
+  def inGap(t: Long): Boolean
+  /** Starts of all windows holding `t`, ascending. */
+  def windowStartsHolding(t: Long): Iterator[Long]
+}
