@@ -376,3 +376,20 @@ def test_streaming_without_rocksdb_says_how_to_fix_it(spark, tmp_path):
             _source(spark, tmp_path / "in", None).groupBy("k", sw.count(3, order_by="seq")).agg(F.count("*"))
     finally:
         spark.conf.set(key, previous)
+
+
+def _chained(df: DataFrame) -> DataFrame:
+    """10-second sums per key, windowed again by their event time (window_time) into 1-minute windows."""
+    tens = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("sv"), F.count("*").alias("n"))
+    return (tens.select("k", F.window_time("window").alias("t"), "sv", "n")
+            .groupBy("k", sw.tumbling("t", "1 minute")).agg(F.sum("sv").alias("sv"), F.sum("n").alias("n"),
+                                                             F.count("*").alias("tens")))
+
+
+def test_window_time_chains_windows_in_batch(spark):
+    rows = [("a", s, i, 1 + i % 3, False) for i, s in enumerate([1, 5, 12, 25, 59, 61, 75, 130])]
+    out = {(r.k, r.window.start.minute, r.window.start.second): (r.sv, r.n, r.tens)
+           for r in _chained(_batch(spark, rows)).collect()}
+    # 10-second windows at 0, 10, 20, 50 | 60, 70 | 130 s; their window_time is end - 1 µs.
+    assert out == {("a", 0, 0): (1 + 2 + 3 + 1 + 2, 5, 4), ("a", 1, 0): (3 + 1, 2, 2), ("a", 2, 0): (2, 1, 1)}
+

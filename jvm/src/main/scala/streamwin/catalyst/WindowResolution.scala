@@ -5,7 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, CollectList}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
 
@@ -29,6 +29,28 @@ object WindowResolution {
     case w: StreamWindow => Some(w)
     case Alias(child, _) => topLevelWindow(child)
     case _ => None
+  }
+
+  /**
+   * The window column a node produces, named `window` as Spark names its own. Windows of event time
+   * carry Spark's time-window marker, so `window_time(window)` gives their event time (end - 1 µs)
+   * to window the results again, and the time column's watermark, so a stream can chain them.
+   */
+  private def windowAttribute(window: StreamWindow): AttributeReference = {
+    val metadata = window.spec match {
+      case _: EventTimeWindowSpec =>
+        val time = window.timeOrOrder match {
+          case a: Attribute => a.metadata
+          case _ => Metadata.empty
+        }
+        val builder = new MetadataBuilder().putBoolean(TimeWindow.marker, true)
+        if (time.contains(EventTimeWatermark.delayKey)) {
+          builder.putLong(EventTimeWatermark.delayKey, time.getLong(EventTimeWatermark.delayKey))
+        }
+        builder.build()
+      case _ => Metadata.empty
+    }
+    AttributeReference("window", window.dataType, nullable = false, metadata)()
   }
 
   /** The window a query groups by (its grouping holds one, possibly aliased), if any. */
@@ -120,7 +142,7 @@ object WindowResolution {
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
     val signal = signalAttribute(window, extra)
     val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
-    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+    val windowAttr = windowAttribute(window)
 
     val aggregates = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
       .foldLeft(Seq.empty[AggregateExpression]) { (acc, ae) =>
@@ -172,7 +194,7 @@ object WindowResolution {
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
     val signal = signalAttribute(window, extra)
     val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
-    val windowAttr = AttributeReference("window", window.dataType, nullable = false)()
+    val windowAttr = windowAttribute(window)
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
