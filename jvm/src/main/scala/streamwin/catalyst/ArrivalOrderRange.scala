@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.{BooleanType, DataType, StructField, StructTyp
 
 /**
  * The range of a group's arrival-order values (`first`, `last`: its least and greatest non-null
- * value) and `increasing`: true only if each partial aggregation saw the values strictly
+ * value, exact while `increasing`) and `increasing`: true only if each partial aggregation saw the values strictly
  * increasing and the ranges it merged did not overlap, which proves the values distinct. Spark's
  * own (code-generated, spilling) aggregation computes it next to the user's aggregates, so a window
  * operator can tell from aggregates alone that a key's rows arrived in event-time order (see
@@ -27,9 +27,11 @@ case class ArrivalOrderRange(order: Expression) extends DeclarativeAggregate wit
   override lazy val initialValues: Seq[Expression] =
     Seq(Literal(null, order.dataType), Literal(null, order.dataType), Literal(true))
 
+  // Per row: cheap. While the values increase, the last one is the greatest; once they do not, the
+  // group is replayed and the range no longer matters.
   override lazy val updateExpressions: Seq[Expression] = Seq(
-    Least(Seq(first, order)),
-    Greatest(Seq(last, order)),
+    If(IsNull(first), order, first),
+    If(IsNull(order), last, order),
     If(IsNull(order), increasing, And(increasing, Or(IsNull(last), GreaterThan(order, last)))))
 
   override lazy val mergeExpressions: Seq[Expression] = Seq(

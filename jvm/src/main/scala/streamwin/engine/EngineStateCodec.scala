@@ -43,14 +43,16 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
         try Class.forName(desc.getName, false, Thread.currentThread.getContextClassLoader)
         catch { case _: ClassNotFoundException => super.resolveClass(desc) }
     }
-    try in.readObject().asInstanceOf[RowWindowEngine]
-    catch {
-      case e @ (_: InvalidClassException | _: ClassNotFoundException | _: ClassCastException) =>
-        // State written by an earlier streamwin whose engine classes differ (Engine v2 replaced them).
-        throw new IllegalStateException(
-          "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +
-            s"whose window engine this version cannot read (${e.getMessage}); start the query with a new " +
-            "checkpoint location (the state of open windows cannot be carried over)", e)
+    def otherVersion(cause: String, e: Throwable) = new IllegalStateException(
+      "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +
+        s"whose window engine this version cannot read ($cause); start the query with a new " +
+        "checkpoint location (the state of open windows cannot be carried over)", e)
+    try in.readObject() match {
+      case engine: RowWindowEngine => engine
+      case other => throw otherVersion(s"found a ${other.getClass.getName}", null)
+    } catch {
+      // State written by an earlier streamwin whose engine classes differ (Engine v2 replaced them).
+      case e @ (_: InvalidClassException | _: ClassNotFoundException) => throw otherVersion(e.getMessage, e)
     } finally in.close()
   }
 }

@@ -4,6 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
+import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, HashPartitioning,
@@ -29,7 +30,7 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  * @param size    the windows' length (µs)
  * @param windows the final (keys, window start) aggregation, clustered by keys: keys, window start
  *                (null for rows without order or time), the user's aggregate values, then the
- *                hidden count(1), count(order) and arrival-order range
+ *                hidden count(1) and arrival-order range
  * @param input   the rows, as the replay reads them
  */
 case class OrderedTumblingAggregateExec(
@@ -50,17 +51,17 @@ case class OrderedTumblingAggregateExec(
   override def right: SparkPlan = input
   override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
 
-  private def startAttr: Attribute = windows.output(keys.size)
   private def keyDistribution: Distribution = if (keys.isEmpty) AllTuples else ClusteredDistribution(keys)
 
   override def requiredChildDistribution: Seq[Distribution] = Seq(keyDistribution, UnspecifiedDistribution)
-  override def requiredChildOrdering: Seq[Seq[SortOrder]] = Seq((keys :+ startAttr).map(SortOrder(_, Ascending)), Nil)
 
   // Rows of equal order are interchangeable when the order is the event time itself.
   private def tiesAllowed: Boolean = order.exprId == time.exprId
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val windowRows = windows.execute()
+    // Kept after the check's job for the output (a few rows per window; Spark's ContextCleaner drops
+    // the cached blocks once the RDD is unreachable), so the final aggregation runs once.
+    val windowRows = windows.execute().map(_.copy()).persist(StorageLevel.MEMORY_AND_DISK)
     val check = new ArrivalOrderCheck(keys, windows.output, resultAttrs.size, order.dataType, tiesAllowed)
     // A small job over the aggregated windows (the expensive map side is shuffled once and reused).
     val replayed = windowRows.mapPartitions(check.keysToReplay _).collect().toSet
@@ -116,10 +117,11 @@ case class OrderedTumblingAggregateExec(
 }
 
 /**
- * Finds the keys whose aggregated windows (sorted by key, then window start, nulls first) do not
- * prove their rows arrived in event-time order: a window whose arrival orders are not shown
- * increasing (unless ties are allowed), a window whose first order is not above the previous
- * window's last, or rows with an order but no event time (their ties cannot be ruled out).
+ * Finds the keys whose aggregated windows do not prove their rows arrived in event-time order: a
+ * window whose arrival orders are not shown increasing (unless ties are allowed), a window whose
+ * first order is not above the last order of the key's previous window, or rows with an order but no
+ * event time (their ties cannot be ruled out). A partition's windows come in any order (no sort): each
+ * key's are gathered, then checked in start order.
  */
 final class ArrivalOrderCheck(keys: Seq[Attribute], windowsOutput: Seq[Attribute], valueCount: Int,
     orderType: org.apache.spark.sql.types.DataType, tiesAllowed: Boolean) extends Serializable {
@@ -127,33 +129,35 @@ final class ArrivalOrderCheck(keys: Seq[Attribute], windowsOutput: Seq[Attribute
   def keysToReplay(rows: Iterator[InternalRow]): Iterator[InternalRow] = {
     val keyOf = UnsafeProjection.create(keys, windowsOutput)
     val startOrdinal = keys.size
-    val orderCountOrdinal = keys.size + 2 + valueCount
-    val rangeOrdinal = orderCountOrdinal + 1
-    val ordering = InterpretedOrdering.forSchema(Seq(orderType))
-    val replay = new mutable.ArrayBuffer[InternalRow]
-    var key: InternalRow = null
-    var failed = false
-    var previousLast: InternalRow = null // the previous window's last order, as a one-field row
+    val rangeOrdinal = keys.size + 2 + valueCount
+    val failed = new mutable.HashSet[InternalRow]
+    // Per key: (window start, first order, last order) of each window.
+    val ranges = new mutable.HashMap[InternalRow, mutable.ArrayBuffer[(Long, Any, Any)]]
     rows.foreach { group =>
-      val k = keyOf(group)
-      if (key == null || k != key) {
-        if (key != null && failed) replay += key
-        key = k.copy()
-        failed = false
-        previousLast = null
-      }
-      if (!failed) {
-        if (group.isNullAt(startOrdinal)) failed = group.getLong(orderCountOrdinal) > 0
-        else {
-          val range = group.getStruct(rangeOrdinal, 3)
-          val first = new GenericInternalRow(Array[Any](range.get(0, orderType)))
-          if (!tiesAllowed && !range.getBoolean(2)) failed = true
-          else if (previousLast != null && ordering.compare(previousLast, first) >= 0) failed = true
-          previousLast = new GenericInternalRow(Array[Any](InternalRow.copyValue(range.get(1, orderType))))
+      val key = keyOf(group)
+      if (!failed.contains(key)) {
+        val range = group.getStruct(rangeOrdinal, 3)
+        val fails =
+          if (group.isNullAt(startOrdinal)) !range.isNullAt(0) // rows with an order but no time
+          else !tiesAllowed && !range.getBoolean(2)
+        if (fails) {
+          failed += key.copy()
+          ranges.remove(key)
+        } else if (!group.isNullAt(startOrdinal)) {
+          ranges.getOrElseUpdate(key.copy(), new mutable.ArrayBuffer) += ((group.getLong(startOrdinal),
+            InternalRow.copyValue(range.get(0, orderType)), InternalRow.copyValue(range.get(1, orderType))))
         }
       }
     }
-    if (key != null && failed) replay += key
-    replay.iterator
+    val ordering = InterpretedOrdering.forSchema(Seq(orderType))
+    def below(a: Any, b: Any): Boolean =
+      ordering.compare(new GenericInternalRow(Array[Any](a)), new GenericInternalRow(Array[Any](b))) < 0
+    ranges.foreach { case (key, windows) =>
+      val byStart = windows.sortBy(_._1)
+      if (byStart.iterator.zip(byStart.iterator.drop(1)).exists { case (previous, next) => !below(previous._3, next._2) }) {
+        failed += key
+      }
+    }
+    failed.iterator
   }
 }

@@ -33,7 +33,7 @@ object StreamWindowStrategy extends SparkStrategy {
         case GroupByPlan.OrderedHashPerWindow(windowStart, size, order, time) =>
           if (!functions.forall(orderInsensitive)) replayed(agg) :: Nil
           else {
-            val hidden = Seq(Count(Literal(1)), Count(order), ArrivalOrderRange(order))
+            val hidden = Seq(Count(Literal(1)), ArrivalOrderRange(order))
             val aggregates = (functions ++ hidden).zip(filters ++ hidden.map(_ => None)).map { case (f, filter) =>
               AggregateExpression(f, Complete, isDistinct = false, filter)
             }

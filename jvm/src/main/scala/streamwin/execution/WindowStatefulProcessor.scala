@@ -10,7 +10,7 @@ import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import streamwin.engine.RowWindowEngine
+import streamwin.engine.{RowBag, RowWindowEngine}
 
 /** What moves a streaming key's time on besides its own rows. */
 sealed trait StreamClock extends Serializable
@@ -91,9 +91,10 @@ final class WindowStatefulProcessor(
   }
 
   /** What the engine counted so far (its counters travel with its state). */
-  private case class EngineCounts(emitted: Long, late: Long, passed: Long, inNoWindow: Long)
+  private case class EngineCounts(emitted: Long, late: Long, passed: Long, inNoWindow: Long, spilledBytes: Long)
   private object EngineCounts {
-    def apply(e: RowWindowEngine): EngineCounts = EngineCounts(e.windowsEmitted, e.rowsLate, e.rowsPassedThrough, e.rowsInNoWindow)
+    def apply(e: RowWindowEngine): EngineCounts =
+      EngineCounts(e.windowsEmitted, e.rowsLate, e.rowsPassedThrough, e.rowsInNoWindow, RowBag.budget.spilledBytes)
   }
 
   /** Adds this call's rows to the metrics, with the batch execs' accounting. */
@@ -103,6 +104,7 @@ final class WindowStatefulProcessor(
       after.inNoWindow - before.inNoWindow)
     metrics("numOutputRows") += pending.size
     metrics("windowsEmitted") += after.emitted - before.emitted
+    metrics("spillSize") += after.spilledBytes - before.spilledBytes
     RowAccounting.record(metrics, feeder, late, passed, inNoWindow)
     feeder.accepted = 0
     feeder.rejected = 0
@@ -148,6 +150,9 @@ final class WindowStatefulProcessor(
         if (!expired.contains(timerMs)) handle.registerTimer(timerMs)
       }
     }
+    // The key's state now lives in the state store: release what its decoded engine held (its row
+    // bags count against the task's memory budget and may have spill files).
+    engine.startKey()
   }
 
   private def drain(): Iterator[Row] = {
