@@ -37,6 +37,12 @@ trait WindowFamily extends Serializable {
   /** After windows fired or late groups were output at the key's current progress (evicting kept rows). */
   def afterClose(op: KeyedWindowOperator): Unit = ()
 
+  /**
+   * Progress at which what the key keeps besides its windows (rows shared by future windows) can all
+   * be released, so that a stream's clock comes back to a key that went idle and forgets it.
+   */
+  def releaseAt(state: WindowState): Long = Long.MaxValue
+
   /** Nothing of the key needs keeping besides open windows and late groups. */
   def holdsNothing(state: WindowState): Boolean = !state.hasWindows
 }
@@ -167,6 +173,11 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
   }
 
   override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !state.hasKeptRows
+
+  // A later row that is not late (t >= progress - lateness) reads kept rows back to t - size: once
+  // progress passes the newest kept row + lateness + size, afterClose drops them all.
+  override def releaseAt(state: WindowState): Long =
+    if (!state.hasKeptRows) Long.MaxValue else state.lastKeptTime + lateness + spec.size + 1
 }
 
 /**

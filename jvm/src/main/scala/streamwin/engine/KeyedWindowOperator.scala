@@ -64,6 +64,8 @@ final class KeyedWindowOperator(
   override def advanceTo(watermark: Long): Unit = if (watermark > state.progress) {
     state.progress = watermark
     settle(flushLate = true)
+    // Kept rows age with the clock too, even when no window fires (a key that went idle).
+    family.afterClose(this)
   }
 
   override def finishKey(): Unit = {
@@ -80,7 +82,7 @@ final class KeyedWindowOperator(
   // Windows closed by rows have no deadline, and a key's row count must never be forgotten.
   override def nextDeadline: Long = if (!family.isInstanceOf[EventTimeFamily]) Long.MaxValue else {
     val windows =
-      if (!state.hasWindows) Long.MaxValue
+      if (!state.hasWindows) family.releaseAt(state)
       else if (!family.refires) family.fireAt(state.firstWindow)
       else state.windows(Long.MinValue, true, Long.MaxValue, true)
         .map(w => if (!w.fired || w.changed) family.fireAt(w) else family.dropAt(w)).min

@@ -60,6 +60,8 @@ trait WindowState extends Serializable {
   /** Drops the kept rows with time < `time`; returns how many. */
   def dropKeptBefore(time: Long): Long
   def hasKeptRows: Boolean
+  /** The time of the newest kept row (Long.MinValue when none is kept). */
+  def lastKeptTime: Long
 
   def clear(): Unit
 }
@@ -115,6 +117,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     dropped
   }
   override def hasKeptRows: Boolean = !kept.isEmpty
+  override def lastKeptTime: Long = if (kept.isEmpty) Long.MinValue else kept.lastKey
 
   override def clear(): Unit = {
     // Contents may hold spilled rows: clearing them frees their files.
