@@ -45,7 +45,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 # The window functions, re-exported by the package (a new family adds its function here only).
-__all__ = ["tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta", "punctuation"]
+__all__ = ["tumbling", "hopping", "sliding", "session", "interval", "timer", "count", "split", "delta", "punctuation",
+           "cumulate"]
 
 ColumnOrName = Union[Column, str]
 DurationLike = Union[str, datetime.timedelta]
@@ -191,6 +192,46 @@ def hopping(
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
          "count_trigger": count_trigger, "emit_empty": emit_empty, "partition_by": partition_by, **policies},
+    )
+
+
+def cumulate(
+    time: ColumnOrName,
+    size: DurationLike,
+    step: DurationLike,
+    *,
+    offset: Optional[DurationLike] = None,
+    order_by: Optional[ColumnOrName] = None,
+    lateness: Optional[DurationLike] = None,
+    late: Optional[str] = None,
+    emit: Optional[str] = None,
+    count_trigger: Optional[int] = None,
+    partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
+    **policies: object,
+) -> Column:
+    """Cumulative event-time windows, as Flink SQL's ``CUMULATE``: a daily total output every hour.
+
+    Periods of ``size`` are aligned to the epoch (plus ``offset``); within each, windows share the
+    period's start and grow by ``step``: ``[s, s + step)``, ``[s, s + 2·step)``, …, ``[s, s + size)``.
+    ``size`` must be a whole multiple of ``step``. A window is output once it holds a row (as Flink
+    does), so a period's windows begin at the step of its first row, and each later one holds that
+    row too. Takes the event-time policies of :func:`tumbling` (not ``emit_empty``).
+
+    Example
+    -------
+    >>> from pyspark.sql import SparkSession, functions as F
+    >>> import streamwin as sw
+    >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> df = spark.sql("SELECT timestamp_seconds(s) AS ts, v FROM VALUES (5, 4), (7, 2), (13, 1) AS t(s, v)")
+    >>> out = df.groupBy(sw.cumulate("ts", "10 seconds", "5 seconds")).agg(F.sum("v").alias("total"))
+    >>> [(r.window.start.second, r.window.end.second, r.total) for r in out.orderBy("window.end").collect()]
+    [(0, 10, 6), (10, 15, 1), (10, 20, 1)]
+    """
+    return _window(
+        "sw_cumulate",
+        [_to_col(time), _duration("size", size), _duration("step", step)],
+        {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
+         "count_trigger": count_trigger, "partition_by": partition_by, **policies},
     )
 
 

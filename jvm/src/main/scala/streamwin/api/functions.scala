@@ -25,7 +25,7 @@ object functions {
 
   /** The SQL functions a session gets from streamwin, each declared by its family. */
   private[streamwin] val sqlFunctions: Seq[SqlWindowFunction] = Seq(Tumbling.sql, Hopping.sql, Sliding.sql, Session.sql,
-    Interval.sql, Timer.sql, Count.sql, Split.sql, Delta.sql, Punctuation.sql)
+    Interval.sql, Timer.sql, Count.sql, Split.sql, Delta.sql, Punctuation.sql, Cumulate.sql)
 
   private def window(name: String, required: Seq[Column], options: Seq[(String, Column)]): Column =
     F.call_function(name, required ++ options.flatMap { case (k, v) => Seq(F.lit(k), v) }: _*).alias("window")
@@ -65,6 +65,17 @@ object functions {
     window("sw_hopping", Seq(time, F.lit(size), F.lit(step)), Seq("offset" -> F.lit(offset)))
   def hopping(time: Column, size: Duration, step: Duration): Column =
     window("sw_hopping", Seq(time, duration(size), duration(step)), Nil)
+
+  /**
+   * Cumulative windows (Flink CUMULATE): periods of `size` aligned to the epoch (plus `offset`), each
+   * output at every `step` as [period start, period start + j·step) once it holds a row.
+   */
+  def cumulate(time: Column, size: String, step: String): Column =
+    window("sw_cumulate", Seq(time, F.lit(size), F.lit(step)), Nil)
+  def cumulate(time: Column, size: String, step: String, offset: String): Column =
+    window("sw_cumulate", Seq(time, F.lit(size), F.lit(step)), Seq("offset" -> F.lit(offset)))
+  def cumulate(time: Column, size: Duration, step: Duration): Column =
+    window("sw_cumulate", Seq(time, duration(size), duration(step)), Nil)
 
   /** Per-event sliding windows: one per event time t of a key, covering [t - size, t] (both ends inclusive). */
   def sliding(time: Column, size: String, partitionBy: Column*): Column =

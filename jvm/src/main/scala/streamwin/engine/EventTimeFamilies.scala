@@ -28,8 +28,15 @@ trait WindowFamily extends Serializable {
   /** True when `w` has something to output as `final` (by default: rows a count trigger did not take). */
   def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = w.held > 0 || policies.emitEmpty
 
+  /**
+   * The start a window (or late group) is output with. A window's state key is its start, unless a
+   * family keys windows that share a start otherwise (cumulative windows).
+   */
+  def reportedStart(w: WindowEntry): Long = w.start
+
   /** Outputs `w` with `kind`; families whose windows share rows read them from the state. */
-  def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.start, w.end, kind)
+  def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
+    w.contents.emit(reportedStart(w), w.end, kind)
 
   /** Just before `w` fires for the first time (gap filling of empty windows). */
   def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = ()

@@ -173,7 +173,7 @@ final class KeyedWindowOperator(
   }
 
   private def emit(group: WindowEntry, kind: UTF8String): Unit = {
-    group.contents.emit(group.start, group.end, kind)
+    group.contents.emit(family.reportedStart(group), group.end, kind)
     countEmitted()
   }
 

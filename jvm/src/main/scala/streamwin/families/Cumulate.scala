@@ -1,0 +1,102 @@
+package streamwin.families
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
+
+import streamwin.catalyst.{SqlWindowFunction, StreamWindow}
+import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, WindowEntry, WindowFamily}
+import streamwin.spec._
+
+/**
+ * Flink SQL's CUMULATE windows: periods [s, s + size) aligned to `size` (plus offset), each split
+ * into windows that share its start and grow by `step`: [s, s + step), [s, s + 2·step), …,
+ * [s, s + size). A row belongs to every window of its period that ends after it. Only windows
+ * holding a row are output (as Flink does), so a period's windows start at the step of its first
+ * row, and every later window of the period holds that row too. Microseconds; `size` is a multiple
+ * of `step`.
+ *
+ * Planning: every form replays rows through [[CumulativeWindows]] (no slice path yet, so the cost
+ * per row grows with size / step).
+ */
+@SerialVersionUID(1L)
+final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extends EventTimeWindowSpec {
+  require(size > 0 && step > 0 && size % step == 0, "0 < step, size a multiple of step")
+  override def function: String = Cumulate.sql.name
+
+  private val alignment: Long = Math.floorMod(offset, size)
+
+  /** Start of the period holding `t`. */
+  def periodStart(t: Long): Long = t - Math.floorMod(t - alignment, size)
+
+  /** End of the shortest window of `t`'s period that holds `t`. */
+  def firstEndHolding(t: Long): Long = {
+    val start = periodStart(t)
+    start + (Math.floorDiv(t - start, step) + 1) * step
+  }
+
+  override def describe(w: StreamWindow): String =
+    s"$function(${w.timeOrOrder}, size=${size}us, step=${step}us, offset=${offset}us" +
+      s"${w.arrivalOrder.map(o => s", order_by=$o").getOrElse("")}${w.policies})"
+
+  override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan = GroupByPlan.ReplayRows
+  override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
+  override def family(policies: WindowPolicies): WindowFamily = CumulativeWindows(this, policies.lateness)
+}
+
+/**
+ * The operator's family for cumulative windows: a row joins every window of its period ending after
+ * it (each one open, or opened now), and is late for those that progress passed by more than the
+ * lateness after their end; a window fires when progress reaches its end + lateness. The windows of
+ * a period share their start, so the window state keys each by end - size (distinct across periods,
+ * and in firing order); outputs report the period's start.
+ */
+final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) extends EventTimeFamily {
+  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val periodEnd = spec.periodStart(time) + spec.size
+    var end = spec.firstEndHolding(time)
+    var entered = false
+    while (end <= periodEnd) {
+      val key = end - spec.size
+      if (op.reached(end + lateness)) op.late(key, end, row)
+      else {
+        var w = op.state.window(key)
+        if (w == null) w = op.open(key, end, op.contents.buffered())
+        op.enter(w, row)
+        entered = true
+      }
+      end += spec.step
+    }
+    entered
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end + lateness
+
+  override def reportedStart(w: WindowEntry): Long = spec.periodStart(w.end - 1)
+}
+
+/** `sw_cumulate`: Flink's CUMULATE windows (a daily total every minute). */
+object Cumulate {
+  val sql: SqlWindowFunction = SqlWindowFunction("sw_cumulate",
+    "_FUNC_(time, size, step[, 'offset', offset]) - Cumulative event-time windows (Flink CUMULATE): periods [offset + k*size, + size), each output at every step as [period start, period start + j*step) once it holds a row.",
+    "SELECT k, _FUNC_(ts, '1 day', '1 hour') AS window, sum(v) FROM t GROUP BY k, _FUNC_(ts, '1 day', '1 hour');")(build)
+
+  private val support: WindowPolicies.Support = {
+    case "emit_empty" => "only cumulative windows holding rows are output (Flink CUMULATE)"
+  }
+
+  private def build(name: String, args: Seq[Expression]): Expression = {
+    val a = new WindowArguments(name, Seq("time", "size", "step"),
+      Seq("offset", "order_by", "partition_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
+    val size = a.duration("size", a.positional("size"))
+    val step = a.duration("step", a.positional("step"))
+    if (size % step != 0) {
+      throw StreamwinErrors.invalidArgument(a.function, "size",
+        s"must be a whole multiple of step (${size}us is not a multiple of ${step}us): a period grows by whole steps")
+    }
+    val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
+    val order = a.option("order_by")
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support)
+    StreamWindow(CumulateWindowSpec(size, step, offset), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"),
+      policies)
+  }
+}
