@@ -72,15 +72,21 @@ object EventTimeFamily {
    * more than `allowance` after its end.
    */
   def placeInFixed(starts: Iterator[Long], length: Long, allowance: Long, row: InternalRow, op: KeyedWindowOperator)
+      : Boolean = placeInKeyed(starts.map(start => (start, start + length)), allowance, row, op)
+
+  /**
+   * As [[placeInFixed]], for windows given as (state key, end): the key is the window's start unless
+   * the family keys windows that share a start otherwise (see [[WindowFamily.reportedStart]]).
+   */
+  def placeInKeyed(windows: Iterator[(Long, Long)], allowance: Long, row: InternalRow, op: KeyedWindowOperator)
       : Boolean = {
     var entered = false
-    while (starts.hasNext) {
-      val start = starts.next()
-      val end = start + length
-      if (op.reached(end + allowance)) op.late(start, end, row)
+    while (windows.hasNext) {
+      val (key, end) = windows.next()
+      if (op.reached(end + allowance)) op.late(key, end, row)
       else {
-        var w = op.state.window(start)
-        if (w == null) w = op.open(start, end, op.contents.buffered())
+        var w = op.state.window(key)
+        if (w == null) w = op.open(key, end, op.contents.buffered())
         op.enter(w, row)
         entered = true
       }

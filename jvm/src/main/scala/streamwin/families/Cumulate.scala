@@ -52,21 +52,8 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
  */
 final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) extends EventTimeFamily {
   override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    val periodEnd = spec.periodStart(time) + spec.size
-    var end = spec.firstEndHolding(time)
-    var entered = false
-    while (end <= periodEnd) {
-      val key = end - spec.size
-      if (op.reached(end + lateness)) op.late(key, end, row)
-      else {
-        var w = op.state.window(key)
-        if (w == null) w = op.open(key, end, op.contents.buffered())
-        op.enter(w, row)
-        entered = true
-      }
-      end += spec.step
-    }
-    entered
+    val ends = Iterator.iterate(spec.firstEndHolding(time))(_ + spec.step).takeWhile(_ <= spec.periodStart(time) + spec.size)
+    EventTimeFamily.placeInKeyed(ends.map(end => (end - spec.size, end)), lateness, row, op)
   }
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
