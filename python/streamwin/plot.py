@@ -216,6 +216,7 @@ def plot_windows(
         for x, (_, text) in zip(xs, row_data):
             if text is not None:
                 axes.annotate(text, (x, 0), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+    axes.margins(x=0.03)
     axes.set_ylim(-0.8, lanes + 0.7)
     axes.set_yticks([0] + list(range(1, len(bars) + 1)),
                     ["rows"] + [bar.kind for bar in bars], fontsize=7)
