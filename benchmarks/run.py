@@ -218,6 +218,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated texts")
     parser.add_argument("--no-save", action="store_true",
                         help="do not write benchmarks/results/latest.json (bin/demo's short run keeps the reference table)")
+    parser.add_argument("--chart", type=Path, default=None,
+                        help="also draw the table as a PNG chart there (saved runs also write benchmarks/results/latest.png)")
     args = parser.parse_args()
 
     builder = (SparkSession.builder.master("local[2]").appName("streamwin-benchmarks")
@@ -279,6 +281,13 @@ def main() -> None:
         out = Path(__file__).resolve().parent / "results"
         out.mkdir(exist_ok=True)
         (out / "latest.json").write_text(json.dumps(results, indent=2))
+    charts = ([args.chart] if args.chart else []) + ([] if args.no_save else [Path(__file__).resolve().parent / "results" / "latest.png"])
+    if charts and results:
+        from chart import draw_chart  # benchmarks/chart.py, next to this file (needs matplotlib)
+        title = (f"streamwin vs Spark, {args.rows:,} rows over {args.keys} keys "
+                 f"(streaming cases: {min(args.stream_rows, args.rows):,} rows), local[2]")
+        for chart in charts:
+            print(f"chart: {draw_chart(results, chart, title)}")
     spark.stop()
 
 

@@ -1,0 +1,78 @@
+"""Draws the benchmark table as a PNG chart: streamwin's and Spark's input rows/s per case, with the ratio.
+
+    .venv/bin/python benchmarks/chart.py benchmarks/results/latest.json benchmarks/results/latest.png
+
+``benchmarks/run.py`` calls :func:`draw_chart` at the end of a run (``--chart PATH``; by default next to
+``results/latest.json``). Needs matplotlib (``pip install 'streamwin[plot]'``, in requirements-dev.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Optional, Sequence
+
+STREAMWIN_COLOUR = "#2f6db5"
+SPARK_COLOUR = "#b0b0b0"
+
+
+def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None) -> Path:
+    """Write a horizontal bar chart of ``results`` (rows of run.py's table) to ``path`` and return it.
+
+    Each case has two bars on a logarithmic rows/s axis, streamwin's and Spark's, and its ratio (Spark
+    time / streamwin time: above 1, streamwin is faster) written at the right.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "chart.png"
+    >>> rows = [{"case": "tumbling 10s", "rows": 1000, "streamwin_rows_per_s": 2000, "spark_rows_per_s": 1000, "ratio": 2.0}]
+    >>> draw_chart(rows, out).read_bytes()[:4] == b"\\x89PNG"
+    True
+    """
+    from matplotlib.figure import Figure
+
+    cases = list(results)
+    if not cases:
+        raise ValueError("draw_chart: no results to draw")
+    figure = Figure(figsize=(9.5, 0.9 + 0.42 * len(cases)), layout="constrained")
+    axes = figure.add_subplot()
+    height = 0.38
+    positions = range(len(cases))
+    ours = [row["streamwin_rows_per_s"] for row in cases]
+    theirs = [row["spark_rows_per_s"] for row in cases]
+    axes.barh([p - height / 2 for p in positions], ours, height=height, color=STREAMWIN_COLOUR, label="streamwin")
+    axes.barh([p + height / 2 for p in positions], theirs, height=height, color=SPARK_COLOUR, label="Spark")
+    axes.set_xscale("log")
+    top = max(ours + theirs)
+    axes.set_xlim(min(ours + theirs) / 2, top * 6)
+    for position, row in zip(positions, cases):
+        ratio = row["ratio"]
+        axes.text(top * 1.4, position, f"{ratio:.2f}x", va="center", fontsize=8,
+                  color="#1b4f8a" if ratio >= 1 else "#a02c2c", fontweight="bold")
+    axes.set_yticks(list(positions), [row["case"] for row in cases], fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel("input rows per second (log scale); ratio = Spark time / streamwin time")
+    axes.grid(axis="x", which="both", color="#e4e4e4", linewidth=0.6)
+    axes.set_axisbelow(True)
+    axes.legend(loc="lower right", fontsize=8)
+    if title is None:
+        sizes = sorted({row.get("rows") for row in cases if row.get("rows")})
+        title = "streamwin vs Spark" + (f" ({', '.join(f'{s:,}' for s in sizes)} rows)" if sizes else "")
+    axes.set_title(title, fontsize=10, loc="left")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", type=Path, help="a results JSON written by benchmarks/run.py")
+    parser.add_argument("png", type=Path, help="where to write the chart")
+    parser.add_argument("--title", default=None)
+    args = parser.parse_args()
+    print(draw_chart(json.loads(args.results.read_text()), args.png, args.title))
+
+
+if __name__ == "__main__":
+    main()
