@@ -55,6 +55,11 @@ def test_page_examples_print_what_the_page_shows(page: Path, spark, tmp_path: Pa
                 f"{picture.name}: drew {(s0, e0, k0)}, the DataFrame has {(s1, e1, k1)}"
 
 
+def test_readme_examples_run(spark) -> None:
+    run = make_pictures.run_page(ROOT / "README.md", spark)
+    assert run.outputs == [] and run.pictures == []
+
+
 def test_every_picture_is_drawn_and_shown() -> None:
     drawn = {name for page in PAGES for block in make_pictures.parse_blocks(page.read_text())
              for name, _ in block.pictures}
