@@ -50,8 +50,9 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
  * a period share their start, so the window state keys each by end - size (distinct across periods,
  * and in firing order); outputs report the period's start.
  */
+@SerialVersionUID(-8531356105826505959L)
 final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val ends = Iterator.iterate(spec.firstEndHolding(time))(_ + spec.step).takeWhile(_ <= spec.periodStart(time) + spec.size)
     EventTimeFamily.placeInKeyed(ends.map(end => (end - spec.size, end)), lateness, row, op)
   }
@@ -82,7 +83,7 @@ object Cumulate {
     }
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support)
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support, periodic = true)
     StreamWindow(CumulateWindowSpec(size, step, offset), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"),
       policies)
   }
