@@ -6,7 +6,7 @@ stream)."""
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -214,3 +214,54 @@ def test_tumbling_in_a_stream_equals_the_batch(ekuiper, tmp_path):
     last = max(r.ws for r in batch)
     # Windows the watermark has not passed yet (the last one) are still open in the stream.
     assert streamed == [r for r in batch if r.ws < last]
+
+
+STREAM_CASES = [
+    # TestWindowRule1 and TestWindowRule2 on the readings: each window's rows.
+    ("hopping rows", "SELECT * FROM {} GROUP BY HOPPINGWINDOW(ss, 2, 1)"),
+    ("where then tumbling rows", "SELECT ID, ts, window FROM {} WHERE temperature > 20 GROUP BY TUMBLINGWINDOW(ss, 1)"),
+    ("seed count rows", "SELECT * FROM {} WHERE temperature > 20 GROUP BY COUNTWINDOW(5)"),
+    ("sliding per ID", "SELECT ID, count(*) AS n, window FROM {} GROUP BY SLIDINGWINDOW(ss, 3), ID"),
+    ("session", "SELECT count(*) AS n, window_start() AS ws, window FROM {} GROUP BY SESSIONWINDOW(ss, 5, 1)"),
+    ("hopping bounds", "SELECT ID, count(*) AS n, window_start() AS ws, window_end() AS we, window "
+                       "FROM {} GROUP BY ID, HOPPINGWINDOW(ss, 4, 2)"),
+]
+
+
+@pytest.mark.parametrize("name,query_text", STREAM_CASES, ids=[c[0] for c in STREAM_CASES])
+def test_ekuiper_rules_in_a_stream_give_the_batch_result(ekuiper, tmp_path, name, query_text):
+    rows, df = _readings(ekuiper, n=40, seed=5)
+    folder = tmp_path / "in"
+    stamped = df.withColumn("at", F.timestamp_millis("ts")).orderBy("ts")
+    stamped.createOrReplaceTempView("readings_batch")
+    # Three micro-batches in event-time order, as an eKuiper source delivers them.
+    cuts = sorted(r[1] for r in rows)[::len(rows) // 3][1:3]
+    for i, (lo, hi) in enumerate(zip([0] + cuts, cuts + [2 ** 62])):
+        stamped.where((F.col("ts") >= lo) & (F.col("ts") < hi)).coalesce(1).write.json(str(folder / f"batch={i}"))
+    schema = "ID string, ts long, temperature long, at timestamp"
+    ekuiper.conf.set("spark.streamwin.ekuiper.timestamp", "at")
+    stream = ekuiper.readStream.schema(schema).option("maxFilesPerTrigger", 1).option("recursiveFileLookup", "true") \
+        .json(str(folder)).withWatermark("at", "0 seconds")
+    stream.createOrReplaceTempView("readings_stream")
+    query = ekuiper.sql(query_text.format("readings_stream")).writeStream.format("memory") \
+        .queryName("ekuiper_" + name.replace(" ", "_")).outputMode("append") \
+        .option("checkpointLocation", str(tmp_path / "cp")).start()
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    streamed = ekuiper.table("ekuiper_" + name.replace(" ", "_")).collect()
+    batch = ekuiper.sql(query_text.format("readings_batch")).collect()
+    last = max(r[1] for r in rows)
+    # A time window the final watermark (the last event time) has not passed is still open in the
+    # stream; a sliding window's end is its last row's time (inclusive), so it waits for a later one.
+    # A count window outputs when its last row arrives.
+    def closed_in_stream(r) -> bool:
+        end = int(r.window.end.timestamp() * 1000)
+        return end < last or (end == last and "SLIDINGWINDOW" not in query_text)
+
+    closed = [r for r in batch if "COUNTWINDOW" in query_text or closed_in_stream(r)]
+    missing, extra = Counter(map(repr, closed)) - Counter(map(repr, streamed)), Counter(map(repr, streamed)) - Counter(
+        map(repr, closed))
+    assert not missing and not extra, f"the stream lacks {sorted(missing)} and adds {sorted(extra)}"
+    assert len(streamed) >= 2

@@ -414,3 +414,17 @@ def test_window_time_chains_windows_in_batch(spark):
     # 10-second windows at 0, 10, 20, 50 | 60, 70 | 130 s; their window_time is end - 1 µs.
     assert out == {("a", 0, 0): (1 + 2 + 3 + 1 + 2, 5, 4), ("a", 1, 0): (3 + 1, 2, 2), ("a", 2, 0): (2, 1, 1)}
 
+
+
+def test_window_time_chains_windows_in_a_stream(spark, tmp_path):
+    # Two stateful operators in one stream: 10-second windows, then 1-minute windows over their
+    # window_time. The watermark travels with the window column, so both close in append mode.
+    rows = [("a", s, i, 1 + i % 3, False) for i, s in enumerate([1, 5, 12, 25, 59, 61, 75, 130, 200, 260, 400])]
+    _write_splits(tmp_path / "in", rows, [3, 6, 9])
+    streamed = _run_to_end(spark, _chained(_source(spark, tmp_path / "in", "0 seconds")), tmp_path / "checkpoint",
+                           "append")
+    batch = _chained(_batch(spark, rows)).collect()
+    # The last minute is still open when the stream's input ends; every window before it is final.
+    last = max(r.window.start for r in batch)
+    assert sorted(map(_key, streamed)) == sorted(_key(r) for r in batch if r.window.start < last)
+    assert len(streamed) >= 4

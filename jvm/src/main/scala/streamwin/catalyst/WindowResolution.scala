@@ -41,6 +41,7 @@ object WindowResolution {
       case _: EventTimeWindowSpec =>
         val time = window.timeOrOrder match {
           case a: Attribute => a.metadata
+          case EkuiperEventTime(a: Attribute) => a.metadata // eKuiper SQL's TIMESTAMP column, as it is
           case _ => Metadata.empty
         }
         val builder = new MetadataBuilder().putBoolean(TimeWindow.marker, true)
