@@ -183,6 +183,9 @@ def test_timestamp_columns_and_the_session_time_zone(ekuiper):
     ("SELECT window_start() FROM demo", r"window_start\(\): is only available in a windowed query"),
     ("SELECT color, window_end() FROM demo GROUP BY color", r"window_end\(\): is only available in a windowed query"),
     ("SELECT TUMBLINGWINDOW(ss, 10) FROM demo", "TUMBLINGWINDOW: an eKuiper window belongs in GROUP BY"),
+    ("SELECT count(*) FROM demo GROUP BY COUNTWINDOW(3) FILTER size > 2", "COUNTWINDOW: FILTER takes a WHERE clause"),
+    ("SELECT count(*) FROM demo GROUP BY tumblingwindow(ss, 1) filter (size > 2)",
+     "TUMBLINGWINDOW: FILTER takes a WHERE clause"),
 ])
 def test_clear_errors_name_the_ekuiper_function(ekuiper, sql, message):
     with pytest.raises(AnalysisException, match=message):
@@ -265,3 +268,10 @@ def test_ekuiper_rules_in_a_stream_give_the_batch_result(ekuiper, tmp_path, name
         map(repr, closed))
     assert not missing and not extra, f"the stream lacks {sorted(missing)} and adds {sorted(extra)}"
     assert len(streamed) >= 2
+
+
+def test_the_parser_passes_other_statements_through_unchanged(ekuiper):
+    # Parameter markers, and Spark's own syntax errors, are Spark's as before.
+    assert ekuiper.sql("SELECT count(*) AS n FROM demo WHERE size > :least", args={"least": 2}).first().n == 3
+    with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR"):
+        ekuiper.sql("SELEC count(*) FROM demo")
