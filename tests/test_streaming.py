@@ -416,11 +416,12 @@ def test_window_time_chains_windows_in_batch(spark):
 
 
 
-def test_window_time_chains_windows_in_a_stream(spark, tmp_path):
+@pytest.mark.parametrize("cuts", [[3, 6, 9], list(range(1, 11))], ids=["4 micro-batches", "a row per micro-batch"])
+def test_window_time_chains_windows_in_a_stream(spark, tmp_path, cuts):
     # Two stateful operators in one stream: 10-second windows, then 1-minute windows over their
     # window_time. The watermark travels with the window column, so both close in append mode.
     rows = [("a", s, i, 1 + i % 3, False) for i, s in enumerate([1, 5, 12, 25, 59, 61, 75, 130, 200, 260, 400])]
-    _write_splits(tmp_path / "in", rows, [3, 6, 9])
+    _write_splits(tmp_path / "in", rows, cuts)
     streamed = _run_to_end(spark, _chained(_source(spark, tmp_path / "in", "0 seconds")), tmp_path / "checkpoint",
                            "append")
     batch = _chained(_batch(spark, rows)).collect()
