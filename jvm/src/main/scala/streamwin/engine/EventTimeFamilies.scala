@@ -130,9 +130,17 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
     val t = slice.time
     if (spec.inGap(t)) return false
     op.state.keptSlices.keep(t, slice.buffer)
-    val newest = op.state.windowsDownFrom(t)
-    val newestStart = if (newest.hasNext) newest.next().start else Long.MinValue
-    spec.windowStartsHolding(t).foreach(start => if (start > newestStart) op.open(start, start + spec.size, NoContents))
+    // Slices come in time order, so every open window starts at or before t.
+    val newest = op.state.lastWindow
+    val newestStart = if (newest == null) Long.MinValue else newest.start
+    // Only the windows after the newest open one are new: a direct loop, as this runs once per slice.
+    var start = spec.firstStartEndingAfter(t)
+    if (newestStart >= start) start = newestStart + spec.step
+    val last = spec.lastStartAtOrBefore(t)
+    while (start <= last) {
+      op.open(start, start + spec.size, NoContents)
+      start += spec.step
+    }
     true
   }
 

@@ -40,6 +40,8 @@ trait WindowState extends Serializable {
   def removeWindow(start: Long): WindowEntry
   /** The open window with the smallest start, or null. */
   def firstWindow: WindowEntry
+  /** The open window with the latest start, or null. */
+  def lastWindow: WindowEntry
   /** Open windows with from <= start <= to (each bound inclusive or not), by ascending start. */
   def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry]
   /** Open windows starting at or before `start`, by descending start. */
@@ -99,6 +101,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def putWindow(w: WindowEntry): Unit = open.put(w.start, w)
   override def removeWindow(start: Long): WindowEntry = open.remove(start)
   override def firstWindow: WindowEntry = if (open.isEmpty) null else open.firstEntry.getValue
+  override def lastWindow: WindowEntry = if (open.isEmpty) null else open.lastEntry.getValue
   override def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry] =
     if (from > to) Iterator.empty else iterate(open.subMap(from, fromInclusive, to, toInclusive).values().iterator())
   override def windowsDownFrom(start: Long): Iterator[WindowEntry] =
