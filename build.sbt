@@ -60,12 +60,14 @@ lazy val distAll = taskKey[Seq[File]]("Builds the jar of every supported Spark l
 
 val streamwinVersion = "0.1.0"
 
-// The version-specific source folder of a line: its own, or the nearest older line's.
-def shimFolder(root: File, line: String, config: String): File = {
+// The version-specific source folder of a line: its own, or the nearest older line's. Shims that change
+// at different lines live in folders of their own prefix (spark-: streaming internals, parser-: the SQL
+// parser's interface), so no line needs a copy of a shim that did not change.
+def shimFolder(root: File, line: String, config: String, prefix: String = "spark-"): File = {
   def number(l: String) = l.split('.').map(_.toInt) match { case Array(major, minor) => major * 1000 + minor }
-  val folders = IO.listFiles(root / "jvm", (f: File) => f.getName.startsWith("spark-") && f.isDirectory)
-    .map(f => f.getName.stripPrefix("spark-") -> f).filter { case (l, _) => number(l) <= number(line) }
-  if (folders.isEmpty) sys.error(s"no jvm/spark-<line> source folder for Spark $line or an older line")
+  val folders = IO.listFiles(root / "jvm", (f: File) => f.getName.startsWith(prefix) && f.isDirectory)
+    .map(f => f.getName.stripPrefix(prefix) -> f).filter { case (l, _) => number(l) <= number(line) }
+  if (folders.isEmpty) sys.error(s"no jvm/$prefix<line> source folder for Spark $line or an older line")
   folders.maxBy { case (l, _) => number(l) }._2 / "src" / config / "scala"
 }
 
@@ -79,7 +81,8 @@ def sparkLineProject(line: String): Project =
       scalaVersion := supportedLines.toMap.apply(line)._2,
       sparkRelease := releaseOf(line),
       scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
-      Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main")),
+      Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main"),
+        shimFolder((ThisBuild / baseDirectory).value, line, "main", "parser-")),
       Compile / unmanagedResourceDirectories += (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "resources",
       Test / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "scala",
         shimFolder((ThisBuild / baseDirectory).value, line, "test")),

@@ -4,6 +4,7 @@ by a step; only windows holding rows are output."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -81,3 +82,40 @@ def test_cumulate_with_order_by_and_lateness(spark):
 def test_cumulate_bad_arguments(spark, make, message):
     with pytest.raises(AnalysisException, match=message):
         bids(spark).groupBy(make()).count().collect()
+
+
+def _cumulate_model(rows, size, step, offset):
+    """(k, start, end, n, total) of every cumulative window holding a row: the definition, row by row."""
+    out = {}
+    for k, t, v in rows:
+        period = t - (t - offset) % size
+        end = period + ((t - period) // step + 1) * step
+        while end <= period + size:
+            n, total = out.get((k, period, end), (0, 0))
+            out[(k, period, end)] = (n + 1, total + v)
+            end += step
+    return sorted((k, s, e, n, total) for (k, s, e), (n, total) in out.items())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cumulate_slices_equal_the_definition_and_the_row_replay(spark, seed):
+    # Without policies a groupBy pre-aggregates step-long slices; with an order_by it replays rows.
+    rng = random.Random(seed)
+    step = rng.choice([2, 3, 5])
+    size = step * rng.choice([1, 2, 4, 7])
+    offset = rng.randint(-10, 10)
+    rows = [(rng.choice("ab"), rng.randint(-20, 80), rng.randint(1, 9)) for _ in range(rng.randint(1, 60))]
+    # An arrival order that follows event time (distinct per key), so the replay drops nothing as late.
+    ordered = [(k, t, v, t * 1000 + i) for i, (k, t, v) in enumerate(rows)]
+    df = spark.createDataFrame(ordered, "k string, s long, v long, seq long").withColumn("ts", F.timestamp_seconds("s"))
+
+    def run(window):
+        out = df.groupBy("k", window).agg(F.count("*").alias("n"), F.sum("v").alias("total"))
+        return sorted((r.k, int(r.window.start.timestamp()), int(r.window.end.timestamp()), r.n, r.total)
+                      for r in out.collect())
+
+    durations = (f"{size} seconds", f"{step} seconds")
+    sliced = run(sw.cumulate("ts", *durations, offset=f"{offset} seconds"))
+    replayed = run(sw.cumulate("ts", *durations, offset=f"{offset} seconds", order_by="seq"))
+    assert sliced == _cumulate_model(rows, size, step, offset)
+    assert replayed == sliced

@@ -165,6 +165,11 @@ UPDATE_CASES = [
                                                    emit="update")), True),
     ("count-update", _agg(lambda: sw.count(3, order_by="seq", emit="update")), True),
     ("count-overlapping-update", _agg(lambda: sw.count(4, step=2, order_by="seq", emit="update")), True),
+    ("tumbling-emit-every", _agg(lambda: sw.tumbling("ts", "30 seconds", emit_every="10 seconds")), False),
+    ("hopping-emit-every-order", _agg(lambda: sw.hopping("ts", "30 seconds", "10 seconds", order_by="seq",
+                                                          lateness="5 seconds", emit_every="7 seconds")), True),
+    ("session-emit-every", _agg(lambda: sw.session("ts", "6 seconds", emit_every="5 seconds")), False),
+    ("cumulate-emit-every", _agg(lambda: sw.cumulate("ts", "30 seconds", "10 seconds", emit_every="10 seconds")), False),
 ]
 
 SEQUENCE_CASES = [
@@ -264,6 +269,18 @@ def test_idle_key_windows_close_on_the_watermark(spark, tmp_path):
     got = sorted((r.k, r.window.start.timestamp(), r.window.kind, r.sv, r.n) for r in result)
     # a's [0, 10) has no later row of its own: the watermark (30 - 2 = 28 s) closed it.
     assert got == [("a", 0.0, "final", 3, 2), ("b", 0.0, "final", 3, 1), ("b", 10.0, "final", 5, 1)]
+
+
+def test_emit_every_counts_the_watermark_moving_an_idle_key(spark, tmp_path):
+    # Key "a" goes silent after 1 s; b's rows move the watermark to 30 - 2 = 28 s, past 10 s and 20 s:
+    # a's open window outputs one early result for that move, as a row of its own at 28 s would.
+    rows = [("a", 1, 0, 1, False), ("b", 2, 1, 3, False), ("b", 30, 2, 7, False)]
+    _write_splits(tmp_path / "in", rows, [2])
+    w = sw.tumbling("ts", "60 seconds", emit_every="10 seconds")
+    result = _run_to_end(spark, _agg(lambda: w)(_source(spark, tmp_path / "in", "2 seconds")), tmp_path / "checkpoint",
+                         "update")
+    got = sorted((r.k, r.window.start.timestamp(), r.window.kind, r.sv, r.n) for r in result)
+    assert got == [("a", 0.0, "update", 1, 1), ("b", 0.0, "update", 10, 2)]
 
 
 def test_without_a_watermark_only_the_keys_own_rows_close_its_windows(spark, tmp_path):
@@ -397,3 +414,18 @@ def test_window_time_chains_windows_in_batch(spark):
     # 10-second windows at 0, 10, 20, 50 | 60, 70 | 130 s; their window_time is end - 1 µs.
     assert out == {("a", 0, 0): (1 + 2 + 3 + 1 + 2, 5, 4), ("a", 1, 0): (3 + 1, 2, 2), ("a", 2, 0): (2, 1, 1)}
 
+
+
+@pytest.mark.parametrize("cuts", [[3, 6, 9], list(range(1, 11))], ids=["4 micro-batches", "a row per micro-batch"])
+def test_window_time_chains_windows_in_a_stream(spark, tmp_path, cuts):
+    # Two stateful operators in one stream: 10-second windows, then 1-minute windows over their
+    # window_time. The watermark travels with the window column, so both close in append mode.
+    rows = [("a", s, i, 1 + i % 3, False) for i, s in enumerate([1, 5, 12, 25, 59, 61, 75, 130, 200, 260, 400])]
+    _write_splits(tmp_path / "in", rows, cuts)
+    streamed = _run_to_end(spark, _chained(_source(spark, tmp_path / "in", "0 seconds")), tmp_path / "checkpoint",
+                           "append")
+    batch = _chained(_batch(spark, rows)).collect()
+    # The last minute is still open when the stream's input ends; every window before it is final.
+    last = max(r.window.start for r in batch)
+    assert sorted(map(_key, streamed)) == sorted(_key(r) for r in batch if r.window.start < last)
+    assert len(streamed) >= 4

@@ -21,12 +21,19 @@ Event-time policies (keyword arguments, the same names in SQL and Scala; KX and 
   ``kind = "partial"`` once they reach N, and cleared; the rest is the ``final`` output.
 - ``emit_empty=True`` (KX ``skipEmptyWindows=0b``): empty time windows between a key's first and
   last window are output too (count 0, other aggregates null).
+- ``emit_every`` (duration; Flink's ``ContinuousEventTimeTrigger``, Beam's early firings): when a row
+  moves the key's event-time progress past a multiple of the period (aligned to the epoch plus the
+  window's ``offset``), each window that was open before that row and is still open after it is
+  output with ``kind = "update"`` (its aggregate including that row), once per row however many
+  multiples it passed; every window still outputs its ``final`` when it closes. On a stream the
+  watermark moving an idle key's progress counts the same way. Tumbling, hopping, session (fixed
+  gap, no ``max_duration``) and cumulate windows only; not with ``emit="update"``.
 
-``tumbling`` and ``hopping`` take every policy; ``sliding`` all but ``count_trigger`` and
-``emit_empty``; ``session`` (fixed gap, no ``max_duration``) all but ``emit_empty``; ``timer``
-``emit``, ``count_trigger`` and ``emit_empty``; ``interval`` ``late`` and ``emit`` (its lateness
-is ``discard_age``); count windows (start-aligned) and data windows ``emit`` and
-``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
+``tumbling`` and ``hopping`` take every policy; ``cumulate`` all but ``emit_empty``; ``sliding``
+all but ``count_trigger``, ``emit_empty`` and ``emit_every``; ``session`` (fixed gap, no
+``max_duration``) all but ``emit_empty``; ``timer`` ``emit``, ``count_trigger`` and ``emit_empty``;
+``interval`` ``late`` and ``emit`` (its lateness is ``discard_age``); count windows (start-aligned)
+and data windows ``emit`` and ``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
 
 Every function also works on a streaming DataFrame (``spark.readStream``): Spark's
 ``transformWithState`` hosts the same engine, with each key's open windows in the state store
@@ -106,6 +113,7 @@ def tumbling(
     emit: Optional[str] = None,
     count_trigger: Optional[int] = None,
     emit_empty: Optional[bool] = None,
+    emit_every: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -123,7 +131,7 @@ def tumbling(
         Window length, e.g. ``"10 seconds"``.
     offset : str or datetime.timedelta, optional
         Shift of the window grid from the epoch (may be negative).
-    order_by, lateness, late, emit, count_trigger, emit_empty
+    order_by, lateness, late, emit, count_trigger, emit_empty, emit_every
         Event-time policies (see the module documentation): with any of them, each key's rows are
         replayed one by one in arrival order.
     partition_by : column name(s) or Column(s), optional
@@ -148,10 +156,20 @@ def tumbling(
     >>> out = late.groupBy("k", w).agg(F.sort_array(F.collect_list(F.second("ts"))).alias("s"))
     >>> [(r.window.start.second, r.s) for r in out.orderBy("window").collect()]
     [(0, [0, 1, 3, 4, 8]), (10, [10, 12])]
+
+    Early results every 5 seconds of event time: the row at 6 s passes 5 s, so the window [0, 10),
+    open before it, outputs an ``update`` with what it holds so far (1 + 4 + 6), then its ``final``.
+
+    >>> ticks = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (4), (6), (8), (12) AS t(s)")
+    >>> w = sw.tumbling("ts", "10 seconds", emit_every="5 seconds")
+    >>> early = ticks.groupBy("k", w).agg(F.sum("v").alias("total"))
+    >>> [(r.window.start.second, r.window.kind, r.total) for r in early.orderBy("window.start", "window.kind").collect()]
+    [(0, 'final', 19), (0, 'update', 11), (10, 'final', 12)]
     """
     return _window("sw_tumbling", [_to_col(time), _duration("size", size)], {
         "offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-        "count_trigger": count_trigger, "emit_empty": emit_empty, "partition_by": partition_by, **policies})
+        "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every, "partition_by": partition_by,
+        **policies})
 
 
 def hopping(
@@ -166,6 +184,7 @@ def hopping(
     emit: Optional[str] = None,
     count_trigger: Optional[int] = None,
     emit_empty: Optional[bool] = None,
+    emit_every: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -191,7 +210,8 @@ def hopping(
         "sw_hopping",
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-         "count_trigger": count_trigger, "emit_empty": emit_empty, "partition_by": partition_by, **policies},
+         "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every, "partition_by": partition_by,
+         **policies},
     )
 
 
@@ -206,6 +226,7 @@ def cumulate(
     late: Optional[str] = None,
     emit: Optional[str] = None,
     count_trigger: Optional[int] = None,
+    emit_every: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -231,7 +252,7 @@ def cumulate(
         "sw_cumulate",
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-         "count_trigger": count_trigger, "partition_by": partition_by, **policies},
+         "count_trigger": count_trigger, "emit_every": emit_every, "partition_by": partition_by, **policies},
     )
 
 

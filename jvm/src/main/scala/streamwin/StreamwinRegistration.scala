@@ -3,13 +3,18 @@ package streamwin
 import org.apache.spark.sql.SparkSessionExtensions
 
 import streamwin.api.functions
-import streamwin.catalyst.{CheckStreamWindows, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows}
+import streamwin.catalyst.{CheckStreamWindows, EkuiperDialect, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows,
+  StreamwinParser}
 import streamwin.execution.StreamWindowStrategy
 
 /** What streamwin adds to a session: its SQL functions, analyzer rules and planner strategy. */
 object StreamwinRegistration {
   def apply(extensions: SparkSessionExtensions): Unit = {
     functions.sqlFunctions.foreach(f => extensions.injectFunction(f.registration))
+    // Spark's parser, with eKuiper's FILTER mistakes named (everything else passes through unchanged).
+    extensions.injectParser((_, delegate) => new StreamwinParser(delegate))
+    // eKuiper's window SQL becomes sw_* windows before anything resolves (its units are bare words).
+    extensions.injectHintResolutionRule(_ => EkuiperDialect)
     extensions.injectHintResolutionRule(_ => ExpandWindowStar)
     extensions.injectResolutionRule(_ => ResolveStreamWindows)
     extensions.injectPostHocResolutionRule(_ => ResolveGroupedWindows)

@@ -32,6 +32,29 @@ class EngineSuite extends AnyFunSuite {
     if (r.isNullAt(2)) null else r.getLong(2), if (r.isNullAt(3)) null else r.getLong(3),
     if (r.isNullAt(4)) null else r.getLong(4), r.getArray(5).toLongArray().toSeq, r.getLong(6))
 
+  /** The window operator over `spec`'s family, fed slices (a groupBy without policies), emitting (start, end, values). */
+  private def sliceOperator(spec: streamwin.spec.WindowSpec, ev: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit)
+      : KeyedWindowOperator = {
+    val out = new WindowOutput {
+      override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = {
+        assert(kind == WindowKind.Final)
+        emit(start.asInstanceOf[Long], end.asInstanceOf[Long], values)
+      }
+      override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = fail("slices hold no rows")
+    }
+    val contents = new ContentsFactory(Some(ev), out, () => fail("slices keep no rows"))
+    val op = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowPolicies.Default, contents,
+      new InMemoryWindowState(contents))
+    op.startKey()
+    op
+  }
+
+  private def sliceOf(time: Long, first: Long, last: Long, reach: Long, buffer: InternalRow): Slice = {
+    val s = new Slice
+    s.time = time; s.first = first; s.last = last; s.reach = reach; s.buffer = buffer; s.rows = 1
+    s
+  }
+
   test("FIFO aggregate equals the aggregate of the queue after any push/evict sequence") {
     val rnd = new Random(7)
     for (_ <- 1 to 30) {
@@ -166,13 +189,12 @@ class EngineSuite extends AnyFunSuite {
       val times = Seq.fill(rnd.nextInt(40))(rnd.nextInt(200).toLong - 100).sorted
       val ev = new AggregateEvaluator(Seq(Sum(v)), Seq(None), Seq(v))
       val got = scala.collection.mutable.Map[(Long, Long), Long]()
-      val engine = new TimeSliceEngine(spec, ev, (s, e, r) => {
+      val engine = sliceOperator(spec, ev, (s, e, r) => {
         assert(!got.contains((s, e)), "a window is emitted once")
         got((s, e)) = r.getLong(0)
       })
-      engine.startKey()
       times.groupBy(spec.sliceStart).toSeq.sortBy(_._1).foreach { case (slice, ts) =>
-        val b = ev.newBuffer(); ts.foreach(t => ev.update(b, row(t))); engine.addSlice(slice, b)
+        val b = ev.newBuffer(); ts.foreach(t => ev.update(b, row(t))); engine.addSlice(sliceOf(slice, slice, slice, slice, b))
       }
       engine.finishKey()
       val model = times.flatMap(t => spec.windowStartsHolding(t).map(s => (s, s + size) -> t))
@@ -190,20 +212,21 @@ class EngineSuite extends AnyFunSuite {
       val spec = SessionWindowSpec(gap, dynamicGap = false,
         if (rnd.nextBoolean()) Some(gap + (if (rnd.nextBoolean()) 0 else rnd.nextInt(12))) else None)
       val times = Seq.fill(rnd.nextInt(60))(rnd.nextInt(120).toLong - 20).sorted
-      def run(sliceOf: Long => Long, bounds: SessionSliceBounds) = {
+      def run(bucketOf: Long => Long, perTimestamp: Boolean) = {
         val ev = new AggregateEvaluator(functions, functions.map(_ => None), Seq(v, t))
         val out = scala.collection.mutable.ArrayBuffer[(Long, Long, Long)]()
-        val engine = new SessionWindowEngine(spec, ev, bounds, (s, e, r) => out += ((s, e, r.getLong(0))))
-        engine.startKey()
-        times.groupBy(sliceOf).toSeq.sortBy(_._1).foreach { case (slice, ts) =>
-          val b = ev.newBuffer(); ts.foreach(x => ev.update(b, new GenericInternalRow(Array[Any](x * 10 + 1, x)))); engine.addSlice(slice, b)
+        val engine = sliceOperator(spec, ev, (s, e, r) => out += ((s, e, r.getLong(0))))
+        times.groupBy(bucketOf).toSeq.sortBy(_._1).foreach { case (slice, ts) =>
+          val b = ev.newBuffer(); ts.foreach(x => ev.update(b, new GenericInternalRow(Array[Any](x * 10 + 1, x))))
+          engine.addSlice(
+            if (perTimestamp) sliceOf(slice, slice, slice, slice + gap, b)
+            else sliceOf(slice, b.getLong(1), b.getLong(2), b.getLong(2) + gap, b))
         }
         engine.finishKey()
         out.toSeq
       }
-      val perTimestamp = run(identity, SessionSliceBounds((x, _) => x, (x, _) => x, (x, _) => x + gap))
-      val bucketed = run(x => x - Math.floorMod(x, spec.bucket),
-        SessionSliceBounds((_, b) => b.getLong(1), (_, b) => b.getLong(2), (_, b) => b.getLong(2) + gap))
+      val perTimestamp = run(identity, perTimestamp = true)
+      val bucketed = run(x => x - Math.floorMod(x, spec.bucket), perTimestamp = false)
       assert(bucketed == perTimestamp, s"$spec on $times")
       assert(perTimestamp.map(_._3).sum == times.map(_ * 10 + 1).sum)
     }
@@ -229,9 +252,7 @@ class EngineSuite extends AnyFunSuite {
       ("count", CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),
       ("count end", CountWindowSpec(3, 2, alignEnd = true), WindowPolicies.Default))
     val rnd = new Random(11)
-    // (A select over interval panes groups rows with collect_list instead: no tagging engine.)
-    for ((name, spec, policies) <- families;
-         select <- Seq(false) ++ Seq(true).filter(_ => name != "interval" && name != "session max")) {
+    for ((name, spec, policies) <- families; select <- Seq(false, true)) {
       val times = (0 until 80).map(i => math.max(0L, i * 2L + rnd.nextInt(9) - 6))
       def run(storeEvery: Int): Seq[String] = {
         val out = scala.collection.mutable.ArrayBuffer[String]()

@@ -4,8 +4,8 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, CollectList}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
 
@@ -41,6 +41,7 @@ object WindowResolution {
       case _: EventTimeWindowSpec =>
         val time = window.timeOrOrder match {
           case a: Attribute => a.metadata
+          case EkuiperEventTime(a: Attribute) => a.metadata // eKuiper SQL's TIMESTAMP column, as it is
           case _ => Metadata.empty
         }
         val builder = new MetadataBuilder().putBoolean(TimeWindow.marker, true)
@@ -198,45 +199,12 @@ object WindowResolution {
     val projectList = p.projectList.map(_.transformDown {
       case w: StreamWindow if w.semanticEquals(window) => windowAttr
     }.asInstanceOf[NamedExpression])
-    val tagged = window.spec.planSelect(window.policies) match {
-      case SelectPlan.GroupAndExplode => groupedAndExploded(p, window, extra, timeOrOrder, signal, arrivalOrder, windowAttr)
-      case _ =>
-        // The window operator tags each row with every window output holding it, reading a window's
-        // rows back from its (spilling) row bag.
-        val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
-        val child = withExtraColumns(p.child, extra.toSeq)
-        WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
-          streamMetrics(window, child))
-    }
-    Project(projectList, tagged)
-  }
-
-  /**
-   * A family without a row-tagging engine ([[SelectPlan.GroupAndExplode]]: sessions with a maximum
-   * duration or a dynamic gap, whose operator aggregates slices): tag by grouping the rows themselves
-   * (collect_list of the whole row) and exploding each window, so tagged rows are exactly the members
-   * of the grouped windows.
-   */
-  private def groupedAndExploded(p: Project, window: StreamWindow, extra: ArrayBuffer[NamedExpression],
-      timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute], windowAttr: Attribute)
-      : LogicalPlan = {
-    val partitionBy = window.partitionBy.zipWithIndex.map { case (e, i) =>
-      val alias = Alias(e, s"_sw_partition_$i")()
-      extra += alias
-      alias.toAttribute
-    }
-    val columns = p.child.output
-    val members = CollectList(CreateStruct(columns))
-    val membersAttr = AttributeReference("_sw_members", members.dataType, nullable = false)()
+    // The window operator tags each row with every window output holding it, reading a window's
+    // rows back from its (spilling) row bag.
+    val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
     val child = withExtraColumns(p.child, extra.toSeq)
-    val grouped = WindowAggregate(window.spec, window.policies, arrivalOrder, partitionBy, timeOrOrder, signal,
-      windowAttr, Seq(members), Seq(None), Seq(membersAttr), child)(streamMetrics(window, child))
-    val member = AttributeReference("_sw_member", members.dataType.asInstanceOf[ArrayType].elementType, nullable = false)()
-    val exploded = Generate(Explode(membersAttr), unrequiredChildIndex = Seq(partitionBy.size + 1),
-      outer = false, qualifier = None, generatorOutput = Seq(member), child = grouped)
-    // Each column comes back under its own name and id, so the select list above still resolves.
-    Project(columns.zipWithIndex.map { case (c, i) =>
-      Alias(GetStructField(member, i, Some(c.name)), c.name)(exprId = c.exprId, qualifier = c.qualifier)
-    } :+ windowAttr, exploded)
+    val tagged = WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
+      streamMetrics(window, child))
+    Project(projectList, tagged)
   }
 }

@@ -57,10 +57,25 @@ trait WindowFamily extends Serializable {
 /** A family of event-time windows: the row's event time (µs) places it. */
 trait EventTimeFamily extends WindowFamily {
   /**
+   * The row's event time from what the host feeds: its signal (see [[streamwin.spec.RowReplay]]),
+   * unless the family follows event-time order and reads a signal of its own (a dynamic session gap).
+   * Null: the row has no event time and is skipped.
+   */
+  def rowTime(order: Any, signal: Any): Any = signal
+
+  /**
    * Places a row at event time `time`: `op.enter` for each open window it joins (opening windows as
    * needed), `op.late` for each window of it that is already dropped. True when it joined a window.
+   * `signal` is what the host fed besides the order (the time itself, or the family's own signal).
    */
-  def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean
+  def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
+
+  /**
+   * Places a pre-aggregated slice (see [[Slice]]; slices of a key arrive in time order, with no
+   * policies): into the windows holding it, opened as needed. False when it is in no window.
+   */
+  def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} windows are not fed slices")
 
   override def fireAt(w: WindowEntry): Long
 }
@@ -101,9 +116,41 @@ object EventTimeFamily {
  * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
  * are output just before a window fires.
  */
+@SerialVersionUID(6459592700821730869L)
 final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean =
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
     EventTimeFamily.placeInFixed(spec.windowStartsHolding(time), spec.size, lateness, row, op)
+
+  /**
+   * A slice of gcd(size, step) is kept once, in the key's kept slices, and opens the windows holding
+   * it that are not open yet (those after the newest open one: slices come in time order); a window
+   * outputs the kept slices of its range.
+   */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    if (spec.inGap(t)) return false
+    op.state.keptSlices.keep(t, slice.buffer)
+    // Slices come in time order, so every open window starts at or before t.
+    val newest = op.state.lastWindow
+    val newestStart = if (newest == null) Long.MinValue else newest.start
+    // Only the windows after the newest open one are new: a direct loop, as this runs once per slice.
+    var start = spec.firstStartEndingAfter(t)
+    if (newestStart >= start) start = newestStart + spec.step
+    val last = spec.lastStartAtOrBefore(t)
+    while (start <= last) {
+      op.open(start, start + spec.size, NoContents)
+      start += spec.step
+    }
+    true
+  }
+
+  override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
+    if (w.contents eq NoContents) op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end - 1))
+    else super.output(w, kind, op)
+
+  // A window fed slices was opened by a slice it holds.
+  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
+    (w.contents eq NoContents) || super.outputsWhenFired(w, policies)
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
 
@@ -128,8 +175,9 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
  * it, and the pane fires again whole (`update`); after that the pane is gone and rows for it are
  * late. A row in no pane at all is skipped, not late.
  */
+@SerialVersionUID(-1875451099982250365L)
 final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean =
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
     EventTimeFamily.placeInFixed(spec.paneStartsHolding(time), spec.duration, spec.discardAge, row, op)
 
   override def fireAt(w: WindowEntry): Long = w.end
@@ -146,8 +194,9 @@ final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily
  * rows (by event time), which stay while an open or future window can hold them; each output reads
  * the rows of its range, so its cost grows with the window's row count.
  */
+@SerialVersionUID(-6106662685811664531L)
 final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val ownOpen = !op.reached(time + lateness + 1)
     // Windows are keyed by start = end - size: open windows ending in (time, time + size].
     if (!ownOpen && !op.state.windows(time - spec.size, false, time, true).hasNext) {
@@ -165,12 +214,20 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     true
   }
 
+  /** A slice (one timestamp) is kept in the key's kept slices and opens its own window, which outputs the slices of its range. */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    op.state.keptSlices.keep(slice.time, slice.buffer)
+    op.open(slice.time - spec.size, slice.time, NoContents)
+    true
+  }
+
   override def fireAt(w: WindowEntry): Long = w.end + lateness + 1
 
   override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = true
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
-    op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
+    if (op.state.keptSliceCount > 0) op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end))
+    else op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
 
   override def afterClose(op: KeyedWindowOperator): Unit = {
     // Rows older than every open or future window's range are no longer needed.
@@ -199,8 +256,9 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
  * own window is not dropped yet; otherwise it is late. A session [first, last + gap) fires when
  * progress reaches its end + lateness. A session keeps its rows (they are aggregated at each output).
  */
+@SerialVersionUID(-2351406824737739974L)
 final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val reach = time + spec.gap
     // Open sessions within a gap of the row (Spark's merge rule, as the batch session engine):
     // starting at or before time + gap and ending at or after time.
@@ -229,6 +287,170 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
     true
   }
 
+  /**
+   * A slice of rows that surely share a session (a gap-long bucket): in time order, only the latest
+   * session can be within a gap of it. It joins that one, or opens the next.
+   */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val latest = op.state.windowsDownFrom(slice.reach)
+    val session = if (latest.hasNext) latest.next() else null
+    if (session != null && session.end >= slice.first) {
+      session.contents.mergeSlice(slice.buffer)
+      session.end = math.max(session.end, slice.reach)
+      op.enteredSlice(session, slice)
+    } else {
+      op.enteredSlice(op.open(slice.first, slice.reach, op.contents.ofSlice(slice.buffer)), slice)
+    }
+    true
+  }
+
   // Sessions never overlap, so their ends ascend with their starts.
   override def fireAt(w: WindowEntry): Long = w.end + lateness
+}
+
+/**
+ * Sessions with a maximum duration or a dynamic gap (eKuiper's SESSIONWINDOW cut; see
+ * [[SessionWindowSpec]] for the rules), in event-time order: a row older than the key's progress is
+ * late. Fed rows (each one a slice of one instant, reaching to its time + its gap) or pre-aggregated
+ * slices (gap-long buckets that do not straddle a check time), alike. The key's one open session is
+ * a window; the latest slice is held apart in the key's record, because a cut at or before its first
+ * row moves it into the next session (eKuiper keeps rows at the cut time for the next window).
+ */
+final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
+  // Event-time order is the arrival order; the signal is the dynamic gap. A row without a positive
+  // gap is in no session: skipped, and its time moves nothing (as a null slice in batch).
+  override def rowTime(order: Any, signal: Any): Any = if (gapOf(signal) > 0) order else null
+
+  private def gapOf(signal: Any): Long =
+    if (!spec.dynamicGap) spec.gap else if (signal == null) 0L else signal.asInstanceOf[Long]
+
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val gap = gapOf(signal)
+    if (time < op.state.progress) {
+      op.late(time, time + gap, row)
+      return false
+    }
+    val contents = op.contents.buffered()
+    contents.append(row)
+    add(time, time, time + gap, contents, 1L, op)
+    true
+  }
+
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    add(slice.first, slice.last, slice.reach, op.contents.ofSlice(slice.buffer), slice.rows, op)
+    true
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end
+
+  // The held-apart slice joins the session when progress closes it.
+  override def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = absorbLatest(w, record(op), op)
+
+  private def record(op: KeyedWindowOperator): CutSessionRecord = op.state.record match {
+    case r: CutSessionRecord => r
+    case _ =>
+      val r = new CutSessionRecord
+      op.state.record = r
+      r
+  }
+
+  private def add(first: Long, last: Long, reach: Long, contents: WindowContents, rows: Long, op: KeyedWindowOperator): Unit = {
+    val r = record(op)
+    val session = op.state.firstWindow
+    if (session == null) {
+      begin(first, first, contents, rows, reach, r, op)
+      return
+    }
+    if (r.latest != null && first == r.latestFirst && last == r.latestFirst) {
+      // More rows of the latest slice's instant (a host feeding rows): they stay in that slice, so a
+      // cut carries them together, and they close nothing.
+      r.latest.absorb(contents)
+      hold(first, r.latest, r.latestRows + rows, reach, session, r, op)
+      return
+    }
+    // The gap closes the session before this slice's first row; a check time is crossed by the
+    // first row after it (eKuiper checks row by row, advancing one period per row).
+    var closeAt = if (first > session.end) session.end else Long.MaxValue
+    var cut = false
+    def check(): Unit = {
+      val d = spec.maxDuration.get
+      if (r.nextCheck - d > r.firstTime && r.nextCheck < closeAt) {
+        closeAt = r.nextCheck
+        cut = true
+      }
+      r.nextCheck += d
+    }
+    if (spec.maxDuration.isDefined) {
+      val firstCrosses = first > r.nextCheck
+      if ((if (closeAt == Long.MaxValue) last else first) > r.nextCheck) check()
+      // A slice starts at most one period after the check time, so a later row of it can cross one
+      // more check time (only when its first row crossed the previous one).
+      if (!cut && closeAt == Long.MaxValue && firstCrosses && last > r.nextCheck) check()
+    }
+    if (closeAt == Long.MaxValue) {
+      absorbLatest(session, r, op)
+      hold(first, contents, rows, reach, session, r, op)
+    } else if (!cut) {
+      close(session, closeAt, r, op, absorb = true)
+      begin(first, first, contents, rows, reach, r, op)
+    } else {
+      val carried = r.latestFirst >= closeAt
+      val (carriedFirst, carriedContents, carriedRows, carriedReach) = (r.latestFirst, r.latest, r.latestRows, r.latestReach)
+      close(session, closeAt, r, op, absorb = !carried)
+      if (carried) {
+        // The rows at or after the cut open the next session; the new slice then goes through the
+        // rules again, within that session.
+        begin(closeAt, carriedFirst, carriedContents, carriedRows, carriedReach, r, op)
+        add(first, last, reach, contents, rows, op)
+      } else {
+        begin(closeAt, first, contents, rows, reach, r, op)
+      }
+    }
+  }
+
+  /** Outputs the session as [start, end) and drops it; the latest slice joins it first unless carried over. */
+  private def close(session: WindowEntry, end: Long, r: CutSessionRecord, op: KeyedWindowOperator, absorb: Boolean): Unit = {
+    if (absorb) absorbLatest(session, r, op)
+    else { r.latest = null; op.keptRowsChanged(-r.latestRows) }
+    session.end = end
+    op.output(session, WindowKind.Final)
+    op.drop(session)
+  }
+
+  /** Opens a session reported as starting at `reported`, whose first row is at `first`, holding the slice apart. */
+  private def begin(reported: Long, first: Long, contents: WindowContents, rows: Long, reach: Long, r: CutSessionRecord,
+      op: KeyedWindowOperator): Unit = {
+    val session = op.open(reported, reach, op.contents.buffered())
+    r.firstTime = first
+    r.nextCheck = if (spec.maxDuration.isDefined) spec.firstCheckAfter(first) else Long.MaxValue
+    r.latest = null
+    hold(first, contents, rows, reach, session, r, op)
+  }
+
+  private def hold(first: Long, contents: WindowContents, rows: Long, reach: Long, session: WindowEntry, r: CutSessionRecord,
+      op: KeyedWindowOperator): Unit = {
+    op.keptRowsChanged(rows - (if (r.latest eq contents) r.latestRows else 0L))
+    r.latestFirst = first
+    r.latestReach = reach
+    r.latest = contents
+    r.latestRows = rows
+    if (reach > session.end) session.end = reach
+  }
+
+  private def absorbLatest(session: WindowEntry, r: CutSessionRecord, op: KeyedWindowOperator): Unit = if (r.latest != null) {
+    session.contents.absorb(r.latest)
+    session.held += r.latestRows // the rows stay counted as held, now by the session
+    r.latest = null
+  }
+}
+
+/** What a key's cut session remembers besides its window: its first row, the next check time, and its latest slice. */
+final class CutSessionRecord extends ContentsRecord with Serializable {
+  var firstTime = 0L
+  var nextCheck = Long.MaxValue
+  var latestFirst = 0L
+  var latestReach = 0L
+  var latestRows = 0L
+  var latest: WindowContents = _
+  override def release(): Unit = if (latest != null) { latest.clear(); latest = null }
 }

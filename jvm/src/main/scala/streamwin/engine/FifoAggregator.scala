@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.InternalRow
  * for every aggregate function, invertible or not, and keeps arrival order for order-sensitive ones
  * (first, last, collect_list) because a merge always puts the older side first.
  */
+@SerialVersionUID(3463715653635363611L)
 final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
   private val back = new ArrayBuffer[InternalRow]
   private var backAggregate: InternalRow = evaluator.newBuffer()
@@ -40,14 +41,17 @@ final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
   }
 
   /** The aggregate of all elements, as one value per function. */
-  def result(): InternalRow = {
-    if (front.isEmpty) evaluator.evaluate(backAggregate)
-    else if (back.isEmpty) evaluator.evaluate(front.last)
+  def result(): InternalRow = evaluator.evaluate(resultBuffer())
+
+  /** The aggregation buffer of all elements (owned by the FIFO: read it before the next change). */
+  def resultBuffer(): InternalRow = {
+    if (front.isEmpty) backAggregate
+    else if (back.isEmpty) front.last
     else {
       evaluator.initialize(scratch)
       evaluator.merge(scratch, front.last)
       evaluator.merge(scratch, backAggregate)
-      evaluator.evaluate(scratch)
+      scratch
     }
   }
 

@@ -22,7 +22,12 @@ import streamwin.spec.WindowPolicies
  *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out.
  *
  * It reads and writes windows only through its [[WindowState]].
+ *
+ * The operator, its families and its state are a stream's Java-serialized engine state until that
+ * state is typed: each class pins the serialVersionUID it was released with, so methods may change
+ * without breaking checkpoints (fields may only be added).
  */
+@SerialVersionUID(4768179361919009927L)
 final class KeyedWindowOperator(
     family: WindowFamily,
     val policies: WindowPolicies,
@@ -44,14 +49,18 @@ final class KeyedWindowOperator(
 
   override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = family match {
     case f: EventTimeFamily =>
-      if (signal == null) return false // no event time: skipped
-      val time = signal.asInstanceOf[Long]
+      val eventTime = f.rowTime(order, signal)
+      if (eventTime == null) return false // no event time: skipped
+      val time = eventTime.asInstanceOf[Long]
+      val periodic = policies.passesEmitTime(state.progress, time)
+      val openBefore = if (periodic) openWindows() else Nil
       lateRow = false
-      val entered = f.place(time, row, this)
+      val entered = f.place(time, signal, row, this)
       if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
       held(heldRows.toInt)
       if (time > state.progress) state.progress = time
       settle(flushLate = false)
+      if (periodic) outputEarly(openBefore)
       entered
     case f: SequenceFamily =>
       val member = f.place(order, signal, row, this)
@@ -59,13 +68,31 @@ final class KeyedWindowOperator(
       member
   }
 
+  /**
+   * A pre-aggregated slice of the key (a batch groupBy without policies, see [[Slice]]): slices come
+   * in time order, and progress moves to the slice's latest row, firing what it passed, as rows do.
+   * False when the slice is in no window.
+   */
+  def addSlice(slice: Slice): Boolean = family match {
+    case f: EventTimeFamily =>
+      val entered = f.placeSlice(slice, this)
+      held(heldRows.toInt + state.keptSliceCount)
+      if (slice.last > state.progress) state.progress = slice.last
+      settle(flushLate = false)
+      entered
+    case _ => throw new IllegalStateException(s"${family.getClass.getSimpleName} windows follow rows, not slices")
+  }
+
   // Once the clock, not the key's own rows, moves the key's time on, its late rows go out even when
   // no window fires: no row of the key may come to flush them.
   override def advanceTo(watermark: Long): Unit = if (watermark > state.progress) {
+    val periodic = policies.passesEmitTime(state.progress, watermark)
+    val openBefore = if (periodic) openWindows() else Nil
     state.progress = watermark
     settle(flushLate = true)
     // Kept rows age with the clock too, even when no window fires (a key that went idle).
     family.afterClose(this)
+    if (periodic) outputEarly(openBefore)
   }
 
   override def finishKey(): Unit = {
@@ -86,7 +113,11 @@ final class KeyedWindowOperator(
       else if (!family.refires) family.fireAt(state.firstWindow)
       else state.windows(Long.MinValue, true, Long.MaxValue, true)
         .map(w => if (!w.fired || w.changed) family.fireAt(w) else family.dropAt(w)).min
-    if (!state.hasLateGroups || state.progress == Long.MaxValue) windows else math.min(windows, state.progress + 1)
+    val early =
+      if (policies.emitEvery > 0 && state.hasWindows && state.progress != Long.MinValue) policies.nextEmitTime(state.progress)
+      else Long.MaxValue
+    val due = math.min(windows, early)
+    if (!state.hasLateGroups || state.progress == Long.MaxValue) due else math.min(due, state.progress + 1)
   }
 
   override def forgettable(watermark: Long): Boolean = family.isInstanceOf[EventTimeFamily] &&
@@ -119,6 +150,13 @@ final class KeyedWindowOperator(
     afterRow(w.held, completes)(kind => output(w, kind), flush(w))
     // A fired window just output this row as an update: no re-fire needed for it.
     if (policies.emitUpdate && w.fired) w.changed = false
+  }
+
+  /** A slice's rows joined window `w` (its contents merged the slice's buffer). */
+  def enteredSlice(w: WindowEntry, slice: Slice): Unit = {
+    w.held += slice.rows
+    heldRows += slice.rows
+    w.changed = true
   }
 
   /** The row belongs to window [start, end), already dropped: late (kept in its late group under passthrough). */
@@ -184,6 +222,18 @@ final class KeyedWindowOperator(
   }
 
   // ---- firing ----
+
+  /** The windows open and not fired yet (before progress passes an emit_every time). */
+  private def openWindows(): Seq[WindowEntry] =
+    state.windows(Long.MinValue, true, Long.MaxValue, true).filter(!_.fired).toVector
+
+  /**
+   * emit_every: progress just passed a multiple of the period, so each window that was open before
+   * and is still open outputs an `update` (windows the same move closed output only their `final`;
+   * a window the moving row opened has no row before that time, as Flink's continuous trigger).
+   */
+  private def outputEarly(openBefore: Seq[WindowEntry]): Unit =
+    openBefore.foreach(w => if (!w.fired && (state.window(w.start) eq w)) output(w, WindowKind.Update))
 
   /** Fires and drops what the key's progress reached; late groups go out just before the first firing. */
   private def settle(flushLate: Boolean): Unit = {

@@ -30,12 +30,20 @@ trait WindowContents extends Serializable {
   /** Takes over every row of `other` (of the same kind), after this window's own (session merges). */
   def absorb(other: WindowContents): Unit =
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} cannot merge windows")
+  /** Merges a pre-aggregated slice's buffer into this window (groupBy windows fed slices, see [[Slice]]). */
+  def mergeSlice(buffer: InternalRow): Unit =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} holds no aggregation buffer")
 }
 
-/** groupBy contents of windows that never share rows: one running buffer, updated in place. */
-final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput) extends WindowContents {
-  private val buffer = evaluator.newBuffer()
-  private var held = 0L
+/**
+ * groupBy contents of windows that never share rows: one running buffer, updated in place (`initial`:
+ * a slice's buffer the window takes over, instead of a fresh one).
+ */
+@SerialVersionUID(-1449360005068461517L)
+final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput, initial: InternalRow = null)
+    extends WindowContents {
+  private val buffer = if (initial != null) initial else evaluator.newBuffer()
+  private var held = if (initial != null) 1L else 0L
   override def append(row: InternalRow): Unit = { evaluator.update(buffer, row); held += 1 }
   override def evictOldest(): Unit = {
     // Disjoint windows are only ever evicted whole, right after they are emitted (or cleared).
@@ -44,6 +52,11 @@ final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput) 
   }
   override def clear(): Unit = { held = 0; evaluator.initialize(buffer) }
   override def emit(start: Any, end: Any, kind: UTF8String): Unit = output.values(start, end, kind, evaluator.evaluate(buffer))
+  override def mergeSlice(slice: InternalRow): Unit = { evaluator.merge(buffer, slice); held += 1 }
+  override def absorb(other: WindowContents): Unit = other match {
+    case o: BufferContents => evaluator.merge(buffer, o.buffer); held += o.held
+    case _ => super.absorb(other)
+  }
 }
 
 /** groupBy contents of overlapping count windows: they share one FIFO of per-row buffers. */
@@ -63,6 +76,7 @@ final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) ex
  * The member rows themselves (a select tags each with its window; a groupBy over windows that merge
  * aggregates them at each output), kept in a [[RowBag]] that spills to disk.
  */
+@SerialVersionUID(5500696197366036543L)
 final class RowContents(private val bag: RowBag, output: WindowOutput) extends WindowContents {
   override def append(row: InternalRow): Unit = bag.append(row)
   override def evictOldest(): Unit = bag.dropFirst(1)
@@ -79,6 +93,7 @@ final class RowContents(private val bag: RowBag, output: WindowOutput) extends W
  * (an aggregation buffer for a groupBy, the rows for a select), `kept` for one whose rows are read
  * again at each output (sessions, which merge). A named class, so the engine state codec finds it.
  */
+@SerialVersionUID(6522935085920138339L)
 final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: WindowOutput, newBag: () => RowBag)
     extends Serializable {
   def buffered(): WindowContents = evaluator match {
@@ -91,9 +106,22 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
   }
   def kept(): WindowContents = new RowContents(newBag(), output)
   def bag(): RowBag = newBag()
+  /** The contents of a window made of one pre-aggregated slice so far (groupBy only). */
+  def ofSlice(buffer: InternalRow): WindowContents = evaluator match {
+    case Some(e) => new BufferContents(e, output, buffer)
+    case None => throw new IllegalStateException("slices are pre-aggregated: a select has none")
+  }
+  /** A queue of slices shared by windows (groupBy only). */
+  def keptSlices(): KeptSlices = evaluator match {
+    case Some(e) => new KeptSlices(e)
+    case None => throw new IllegalStateException("slices are pre-aggregated: a select has none")
+  }
 }
 
-/** Windows whose rows live elsewhere (in the key's kept rows, see [[WindowState.keepRow]]). */
+/**
+ * Windows whose rows live elsewhere: in the key's kept rows ([[WindowState.keepRow]]) or kept slices
+ * ([[WindowState.keptSlices]]); their family outputs them from there.
+ */
 object NoContents extends WindowContents {
   override def append(row: InternalRow): Unit = ()
   override def evictOldest(): Unit = ()

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
  * One window of a key while it is open, or a late group (the late rows of a window already
  * closed): its bounds, what it holds, and whether it was output.
  */
+@SerialVersionUID(3090428078602056768L)
 final class WindowEntry(var start: Long, var end: Long, val contents: WindowContents) extends Serializable {
   /** Rows held that no count trigger output yet. */
   var held = 0L
@@ -39,6 +40,8 @@ trait WindowState extends Serializable {
   def removeWindow(start: Long): WindowEntry
   /** The open window with the smallest start, or null. */
   def firstWindow: WindowEntry
+  /** The open window with the latest start, or null. */
+  def lastWindow: WindowEntry
   /** Open windows with from <= start <= to (each bound inclusive or not), by ascending start. */
   def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry]
   /** Open windows starting at or before `start`, by descending start. */
@@ -63,15 +66,26 @@ trait WindowState extends Serializable {
   /** The time of the newest kept row (Long.MinValue when none is kept). */
   def lastKeptTime: Long
 
+  /** Slices kept for windows that share them (hopping and per-event sliding windows fed slices). */
+  def keptSlices: KeptSlices
+  def keptSliceCount: Int
+
   def clear(): Unit
 }
 
+/** A key's record that holds window contents of its own: clearing the state releases them (spilled rows). */
+trait ContentsRecord {
+  def release(): Unit
+}
+
 /** The batch (and, until streaming state is typed, the stream's) window state: sorted maps in memory, rows in bags. */
+@SerialVersionUID(1932904850257289757L)
 final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val kept = new java.util.TreeMap[java.lang.Long, RowBag]
   private var keptCount = 0L
+  private var slices: KeptSlices = null
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
   private var _record: AnyRef = null
@@ -87,6 +101,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def putWindow(w: WindowEntry): Unit = open.put(w.start, w)
   override def removeWindow(start: Long): WindowEntry = open.remove(start)
   override def firstWindow: WindowEntry = if (open.isEmpty) null else open.firstEntry.getValue
+  override def lastWindow: WindowEntry = if (open.isEmpty) null else open.lastEntry.getValue
   override def windows(from: Long, fromInclusive: Boolean, to: Long, toInclusive: Boolean): Iterator[WindowEntry] =
     if (from > to) Iterator.empty else iterate(open.subMap(from, fromInclusive, to, toInclusive).values().iterator())
   override def windowsDownFrom(start: Long): Iterator[WindowEntry] =
@@ -119,7 +134,18 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def hasKeptRows: Boolean = !kept.isEmpty
   override def lastKeptTime: Long = if (kept.isEmpty) Long.MinValue else kept.lastKey
 
+  override def keptSlices: KeptSlices = {
+    if (slices == null) slices = contents.keptSlices()
+    slices
+  }
+  override def keptSliceCount: Int = if (slices == null) 0 else slices.size
+
   override def clear(): Unit = {
+    if (slices != null) slices.clear()
+    _record match {
+      case r: ContentsRecord => r.release()
+      case _ =>
+    }
     // Contents may hold spilled rows: clearing them frees their files.
     open.values().forEach(_.contents.clear())
     late.values().forEach(_.contents.clear())

@@ -80,11 +80,11 @@ case class SequenceWindowAssignExec(
 
 /**
  * Hosts an event-time family replayed row by row: each key's rows in arrival order (`order_by`, or
- * the event time itself, where ties are interchangeable), with the event time as the signal.
+ * the event time itself, where ties are interchangeable), with the signal its family reads
+ * ([[streamwin.spec.RowReplay]]: the event time, or a session's dynamic gap).
  */
 trait EventTimeReplayHost extends SequenceWindowHost {
   def time: Attribute
-  override def signal: Option[Attribute] = Some(time)
   override protected def orderIsEventTime: Boolean = order.exprId == time.exprId
 }
 
@@ -99,6 +99,7 @@ case class EventTimeReplayAggregateExec(
     streamKeys: Seq[Attribute],
     order: Attribute,
     time: Attribute,
+    signal: Option[Attribute],
     functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     windowAttr: Attribute,
@@ -123,6 +124,7 @@ case class EventTimeReplayAssignExec(
     streamKeys: Seq[Attribute],
     order: Attribute,
     time: Attribute,
+    signal: Option[Attribute],
     windowAttr: Attribute,
     child: SparkPlan) extends EventTimeReplayHost {
 

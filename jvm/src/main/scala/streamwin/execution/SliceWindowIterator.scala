@@ -5,14 +5,18 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import streamwin.engine.{AggregateEvaluator, SliceWindowEngine, WindowKind}
-import streamwin.spec.WindowSpec
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag, RowRun, Slice,
+  WindowOutput}
+import streamwin.spec.{WindowPolicies, WindowSpec}
 
 /**
  * One partition of [[TimeWindowAggregateExec]]: rows clustered by key and sorted by (key, slice
  * start) in, window rows out. It merges the slices of each key in event-time order (a slice
  * pre-aggregated by several map tasks is merged into one; unaggregated rows are aggregated into
- * their slice here) and hands them to the family's [[SliceWindowEngine]], which emits the windows.
+ * their slice here) and feeds them to the window operator ([[KeyedWindowOperator.addSlice]]) over
+ * the spec's family, which outputs the windows.
  *
  * @param input      the partition: keys, slice start, then the partial buffers of `functions`
  *                   (pre-aggregated); raw rows otherwise
@@ -49,27 +53,41 @@ final class SliceWindowIterator(
   private var key: InternalRow = null
   private var sliceStart = 0L
   private var sliceBuffer: InternalRow = null
-  private val engine = spec.sliceEngine(evaluator, (start, end, values) => {
-    row(writer.aggregated(key, start, end, WindowKind.Final, values))
-    outRows += 1
-    windows += 1
-  })
+  private val current = new Slice
+  private val bounds = spec.sliceBounds(evaluator)
+  private val windowOutput = new WindowOutput {
+    override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = {
+      row(writer.aggregated(key, start, end, kind, values))
+      outRows += 1
+      windows += 1
+    }
+    override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit =
+      throw new IllegalStateException("slices are aggregated: a window fed slices holds no rows")
+  }
+  private val contents = new ContentsFactory(Some(evaluator), windowOutput, NoRowBags)
+  private val operator = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowPolicies.Default, contents,
+    new InMemoryWindowState(contents))
+  operator.startKey()
 
   private def flushSlice(): Unit = if (sliceBuffer != null) {
     val rows = sliceBuffer.getLong(rowCountSlot)
-    if (engine.addSlice(sliceStart, sliceBuffer)) windowed += rows else skipped += rows
+    current.time = sliceStart
+    current.buffer = sliceBuffer
+    current.rows = rows
+    bounds.fill(current)
+    if (operator.addSlice(current)) windowed += rows else skipped += rows
     sliceBuffer = null
   }
 
   private def finishKey(): Unit = if (key != null) {
     flushSlice()
-    engine.finishKey()
+    operator.finishKey()
   }
 
   override protected def advance(): Boolean = {
     if (!input.hasNext) {
       finishKey()
-      peakMetric.set(engine.peakBuffered)
+      peakMetric.set(operator.peakBuffered)
       return false
     }
     val row = input.next()
@@ -109,4 +127,9 @@ final class SliceWindowIterator(
     }
     true
   }
+}
+
+/** Windows fed slices keep no rows. */
+private object NoRowBags extends (() => RowBag) with Serializable {
+  override def apply(): RowBag = throw new IllegalStateException("slices are aggregated: a window fed slices keeps no rows")
 }

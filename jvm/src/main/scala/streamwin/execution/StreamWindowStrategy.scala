@@ -91,7 +91,8 @@ object StreamWindowStrategy extends SparkStrategy {
     val replay = agg.spec.replay(agg.columns)
     replay.eventTime match {
       case Some(eventTime) =>
-        EventTimeReplayAggregateExec(agg.spec, agg.policies, agg.keys, replay.order, eventTime, agg.functions, agg.filters,
+        EventTimeReplayAggregateExec(agg.spec, agg.policies, agg.keys, replay.order, eventTime, replay.signal, agg.functions,
+          agg.filters,
           agg.windowAttr, agg.resultAttrs, planLater(agg.child))
       case None =>
         SequenceWindowAggregateExec(agg.spec, agg.policies, agg.keys, replay.order, replay.signal, agg.functions, agg.filters,
@@ -120,7 +121,8 @@ object StreamWindowStrategy extends SparkStrategy {
           val replay = spec.replay(assign.columns)
           replay.eventTime match {
             case Some(eventTime) =>
-              EventTimeReplayAssignExec(spec, policies, partitionBy, replay.order, eventTime, windowAttr, planLater(child)) :: Nil
+              EventTimeReplayAssignExec(spec, policies, partitionBy, replay.order, eventTime, replay.signal, windowAttr,
+                planLater(child)) :: Nil
             case None =>
               SequenceWindowAssignExec(spec, policies, partitionBy, replay.order, replay.signal, windowAttr,
                 planLater(child)) :: Nil
@@ -128,9 +130,6 @@ object StreamWindowStrategy extends SparkStrategy {
 
         case SelectPlan.TagByTime(windows) =>
           TimeWindowAssignExec(spec, windows, time, windowAttr, planLater(child)) :: Nil
-
-        // The analyzer already planned these as a groupBy (WindowResolution.groupedAndExploded).
-        case SelectPlan.GroupAndExplode => Nil
       }
 
     case _ => Nil

@@ -106,7 +106,7 @@ object StreamingWindowHost {
     // node is resolved here, over a stand-in with the input's columns that then gives way to the input.
     val standIn = LocalRelation(inputAttrs, isStreaming = true)
     val hosted = SimpleAnalyzer.execute(TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
-      if (r.policies.emitUpdate) OutputMode.Update() else OutputMode.Append(), standIn)(
+      if (r.policies.outputsUpdates) OutputMode.Update() else OutputMode.Append(), standIn)(
       rows(grouping), rows(inputAttrs), rows(outputAttrs))).transformUp {
       case t: TransformWithState => t.withNewChildren(input +: t.children.tail)
     }

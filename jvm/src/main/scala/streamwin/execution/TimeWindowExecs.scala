@@ -7,14 +7,14 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.engine.{SliceWindowEngine, WindowKind}
+import streamwin.engine.WindowKind
 import streamwin.spec.{FixedTimeWindows, WindowSpec}
 
 /**
  * groupBy over event-time windows built from slices: aligned (tumbling, hopping, timer), per-event
  * sliding and session windows. Its child is Spark's own partial aggregation by (keys, slice start),
  * so rows are pre-aggregated map-side before the shuffle; this operator merges the slices of each
- * key in event-time order and hands them to the family's [[SliceWindowEngine]] ([[SliceWindowIterator]]).
+ * key in event-time order and feeds them to the window operator over the spec's family ([[SliceWindowIterator]]).
  *
  * The last of `functions` is a hidden count(1) that tells how many input rows each slice holds;
  * families add hidden functions before it (see [[streamwin.spec.GroupByPlan.Slices]]).

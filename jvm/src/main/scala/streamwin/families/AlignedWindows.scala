@@ -1,10 +1,9 @@
 package streamwin.families
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{CurrentTimestamp, Expression}
 
 import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{AggregateEvaluator, AlignedWindows, SliceWindowEngine, TimeSliceEngine, WindowFamily}
+import streamwin.engine.{AlignedWindows, WindowFamily}
 import streamwin.spec._
 
 /**
@@ -14,8 +13,8 @@ import streamwin.spec._
  *
  * Planning: under policies that need arrival order, rows replay through [[AlignedWindows]]; else a
  * tumbling window is one slice (Spark's hash aggregation by window start), and other aligned windows
- * pre-aggregate slices of gcd(size, step) map-side for [[TimeSliceEngine]]. A select places rows by
- * their time alone.
+ * pre-aggregate slices of gcd(size, step) map-side, which the window operator combines into windows
+ * ([[AlignedWindows.placeSlice]]). A select places rows by their time alone.
  *
  * @param processingTime the windows follow the query's processing time (`sw_timer` without an
  *                       ingest_time column): on a stream, the clock that closes them is Spark's
@@ -60,8 +59,7 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
   override def followsProcessingTime: Boolean = processingTime
 
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
-    if (size == step && columns.arrivalOrder.isDefined && !policies.emitUpdate && policies.countTrigger == 0 &&
-        !policies.emitEmpty) {
+    if (size == step && columns.arrivalOrder.isDefined && !policies.emitsMoreThanFinal) {
       GroupByPlan.OrderedHashPerWindow(SliceStart(columns.timeOrOrder, size, alignment), size, columns.arrivalOrder.get,
         columns.timeOrOrder)
     } else if (policies.replaysRows) GroupByPlan.ReplayRows
@@ -72,9 +70,6 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
     if (policies.replaysRows) SelectPlan.ReplayRows else SelectPlan.TagByTime(this)
 
   override def family(policies: WindowPolicies): WindowFamily = AlignedWindows(this, policies.lateness, policies.emitEmpty)
-
-  override def sliceEngine(evaluator: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit): SliceWindowEngine =
-    new TimeSliceEngine(this, evaluator, emit)
 }
 
 /** What tumbling and hopping windows share: their options, and every policy; `order_by` makes them replay rows in that order. */
@@ -89,7 +84,7 @@ private object EventTimeAligned {
 
   def window(a: WindowArguments, spec: TimeWindowSpec): StreamWindow = {
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, PartialFunction.empty)
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, PartialFunction.empty, periodic = true)
     StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 }

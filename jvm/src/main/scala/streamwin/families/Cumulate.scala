@@ -3,8 +3,10 @@ package streamwin.families
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 
-import streamwin.catalyst.{SqlWindowFunction, StreamWindow}
-import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, WindowEntry, WindowFamily}
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
+import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, NoContents, Slice, WindowEntry, WindowFamily}
 import streamwin.spec._
 
 /**
@@ -15,8 +17,9 @@ import streamwin.spec._
  * row, and every later window of the period holds that row too. Microseconds; `size` is a multiple
  * of `step`.
  *
- * Planning: every form replays rows through [[CumulativeWindows]] (no slice path yet, so the cost
- * per row grows with size / step).
+ * Planning: a groupBy without policies pre-aggregates step-long slices map-side, which
+ * [[CumulativeWindows]] keeps once per key and outputs each window from (so the cost stays flat as
+ * size / step grows); policies and the select form replay rows through the same family.
  */
 @SerialVersionUID(1L)
 final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extends EventTimeWindowSpec {
@@ -34,11 +37,17 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
     start + (Math.floorDiv(t - start, step) + 1) * step
   }
 
+  /** Ends of the windows of `t`'s period that hold `t`, ascending. */
+  def endsHolding(t: Long): Iterator[Long] =
+    Iterator.iterate(firstEndHolding(t))(_ + step).takeWhile(_ <= periodStart(t) + size)
+
   override def describe(w: StreamWindow): String =
     s"$function(${w.timeOrOrder}, size=${size}us, step=${step}us, offset=${offset}us" +
       s"${w.arrivalOrder.map(o => s", order_by=$o").getOrElse("")}${w.policies})"
 
-  override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan = GroupByPlan.ReplayRows
+  override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
+    if (policies.replaysRows) GroupByPlan.ReplayRows
+    else GroupByPlan.Slices(SliceStart(columns.timeOrOrder, step, Math.floorMod(alignment, step)), Nil, preAggregate = true)
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
   override def family(policies: WindowPolicies): WindowFamily = CumulativeWindows(this, policies.lateness)
 }
@@ -50,11 +59,35 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
  * a period share their start, so the window state keys each by end - size (distinct across periods,
  * and in firing order); outputs report the period's start.
  */
+@SerialVersionUID(-8531356105826505959L)
 final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) extends EventTimeFamily {
-  override def place(time: Long, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    val ends = Iterator.iterate(spec.firstEndHolding(time))(_ + spec.step).takeWhile(_ <= spec.periodStart(time) + spec.size)
-    EventTimeFamily.placeInKeyed(ends.map(end => (end - spec.size, end)), lateness, row, op)
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    EventTimeFamily.placeInKeyed(spec.endsHolding(time).map(end => (end - spec.size, end)), lateness, row, op)
   }
+
+  /**
+   * A step-long slice is kept once, in the key's kept slices, and opens the windows of its period
+   * ending after it that are not open yet (those keyed after the newest open one: slices come in
+   * time order); a window outputs the kept slices from its period's start to its end.
+   */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    op.state.keptSlices.keep(t, slice.buffer)
+    val newest = op.state.windowsDownFrom(t)
+    val newestKey = if (newest.hasNext) newest.next().start else Long.MinValue
+    spec.endsHolding(t).foreach(end => if (end - spec.size > newestKey) op.open(end - spec.size, end, NoContents))
+    true
+  }
+
+  override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
+    if (w.contents eq NoContents) {
+      val start = reportedStart(w)
+      op.contents.output.values(start, w.end, kind, op.state.keptSlices.aggregate(start, w.end - 1))
+    } else super.output(w, kind, op)
+
+  // A window fed slices was opened by a slice it holds.
+  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
+    (w.contents eq NoContents) || super.outputsWhenFired(w, policies)
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
 
@@ -82,7 +115,7 @@ object Cumulate {
     }
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support)
+    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support, periodic = true)
     StreamWindow(CumulateWindowSpec(size, step, offset), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"),
       policies)
   }

@@ -1,13 +1,11 @@
 package streamwin.families
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, Cast, Expression, GreaterThan, If, IsNotNull, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.types.{CalendarIntervalType, DayTimeIntervalType, LongType, StringType}
 
 import streamwin.catalyst.{GapMicros, SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, OrderedSessionEngine, RowWindowEngine, SessionSliceBounds,
-  SessionWindowEngine, SessionWindows, SliceWindowEngine, WindowFamily}
+import streamwin.engine.{AggregateEvaluator, CutSessions, SessionWindows, Slice, SliceBounds, WindowFamily}
 import streamwin.spec._
 
 /**
@@ -22,12 +20,11 @@ import streamwin.spec._
  * T - maxDuration, the session ends at T, rows at T or later go to the next session, and that next
  * session is reported as starting at T. Microseconds.
  *
- * Planning: a groupBy without policies runs on slices ([[SessionWindowEngine]]): gap-long buckets
+ * Planning: a groupBy without policies feeds slices to the window operator: gap-long buckets
  * pre-aggregated map-side with hidden min/max time (fixed gap), or one slice per timestamp with the
- * hidden max gap (dynamic gap). Plain sessions (fixed gap, no max duration) replay rows through
- * [[SessionWindows]] under policies and in a select; the others take no policies, replay in
- * streams through [[OrderedSessionEngine]] (event-time order, the gap as signal), and a select of
- * them is grouped and exploded.
+ * hidden max gap (dynamic gap). Plain sessions (fixed gap, no max duration) are [[SessionWindows]],
+ * which replay rows under policies and in a select; the others are [[CutSessions]], which take no
+ * policies and replay rows in event-time order (the gap as signal) in a select and in streams.
  */
 @SerialVersionUID(-4775134978169674607L)
 final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: Option[Long]) extends EventTimeWindowSpec {
@@ -79,31 +76,34 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
     }
   }
 
-  override def planSelect(policies: WindowPolicies): SelectPlan =
-    if (plain) SelectPlan.ReplayRows else SelectPlan.GroupAndExplode
+  override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
 
   override def family(policies: WindowPolicies): WindowFamily =
-    if (plain) SessionWindows(this, policies.lateness)
-    else throw new IllegalArgumentException(s"not a window replayed by the keyed operator: $this")
-
-  override def replayEngine(policies: WindowPolicies, contents: ContentsFactory, evaluator: Option[AggregateEvaluator])
-      : () => RowWindowEngine = evaluator match {
-    case Some(e) if !plain => () => new OrderedSessionEngine(this, e, contents.output)
-    case _ => super.replayEngine(policies, contents, evaluator)
-  }
+    if (plain) SessionWindows(this, policies.lateness) else CutSessions(this)
 
   /** The hidden aggregates before the row count: min(time) and max(time) of the slice (fixed gap), or its max(gap). */
-  override def sliceEngine(evaluator: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit): SliceWindowEngine = {
+  override def sliceBounds(evaluator: AggregateEvaluator): SliceBounds = {
     val n = evaluator.functionCount
-    val bounds =
-      if (dynamicGap) {
-        val gapSlot = evaluator.offsetOf(n - 2)
-        SessionSliceBounds((time, _) => time, (time, _) => time, (time, b) => time + b.getLong(gapSlot))
-      } else {
-        val (minSlot, maxSlot) = (evaluator.offsetOf(n - 3), evaluator.offsetOf(n - 2))
-        SessionSliceBounds((_, b) => b.getLong(minSlot), (_, b) => b.getLong(maxSlot), (_, b) => b.getLong(maxSlot) + gap)
-      }
-    new SessionWindowEngine(this, evaluator, bounds, emit)
+    if (dynamicGap) DynamicGapBounds(evaluator.offsetOf(n - 2))
+    else FixedGapBounds(evaluator.offsetOf(n - 3), evaluator.offsetOf(n - 2), gap)
+  }
+}
+
+/** A slice of one timestamp reaching to its time + its largest gap. */
+private final case class DynamicGapBounds(gapSlot: Int) extends SliceBounds {
+  override def fill(s: Slice): Unit = {
+    s.first = s.time
+    s.last = s.time
+    s.reach = s.time + s.buffer.getLong(gapSlot)
+  }
+}
+
+/** A bucket from its earliest to its latest row, reaching a gap past the latest. */
+private final case class FixedGapBounds(minSlot: Int, maxSlot: Int, gap: Long) extends SliceBounds {
+  override def fill(s: Slice): Unit = {
+    s.first = s.buffer.getLong(minSlot)
+    s.last = s.buffer.getLong(maxSlot)
+    s.reach = s.last + gap
   }
 }
 
@@ -142,7 +142,7 @@ object Session {
     }
     val order = a.option("order_by")
     val policies = WindowPolicies.parse(a, orderGiven = order.isDefined,
-      support(plain = fixedGap.isDefined && maxDuration.isEmpty))
+      support(plain = fixedGap.isDefined && maxDuration.isEmpty), periodic = true)
     val spec = SessionWindowSpec(fixedGap.getOrElse(0L), fixedGap.isEmpty, maxDuration)
     val children = (a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)) ++ order.toSeq
     StreamWindow(spec, children ++ a.optionValues("partition_by"), policies)

@@ -1,10 +1,9 @@
 package streamwin.families
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 
 import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{AggregateEvaluator, SliceWindowEngine, SlidingWindowEngine, SlidingWindows, WindowFamily}
+import streamwin.engine.{SlidingWindows, WindowFamily}
 import streamwin.spec._
 
 /**
@@ -12,9 +11,9 @@ import streamwin.spec._
  * event time t of a key, covering [t - size, t] with both ends inclusive. Rows sharing a timestamp
  * share that window (Quix: "every interval has a distinct aggregation"). Microseconds.
  *
- * Planning: a groupBy without policies aggregates one slice per timestamp after the shuffle
- * ([[SlidingWindowEngine]] evicts slices older than t - size from a FIFO); policies and the select
- * form replay rows through [[SlidingWindows]].
+ * Planning: a groupBy without policies aggregates one slice per timestamp after the shuffle and
+ * feeds the slices to [[SlidingWindows]] (a FIFO of the key's slices evicts those older than
+ * t - size); policies and the select form replay rows through the same family.
  */
 @SerialVersionUID(6951449584940748472L)
 final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
@@ -30,9 +29,6 @@ final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
 
   override def family(policies: WindowPolicies): WindowFamily = SlidingWindows(this, policies.lateness, policies.emitUpdate)
-
-  override def sliceEngine(evaluator: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit): SliceWindowEngine =
-    new SlidingWindowEngine(this, evaluator, emit)
 }
 
 /** `sw_sliding`. */

@@ -42,9 +42,10 @@ object GroupByPlan {
   /**
    * Aggregated per (key, `slice`) — map-side by Spark's partial aggregation when `preAggregate`,
    * else from raw rows after the shuffle (one slice per timestamp would shrink nothing) — and
-   * combined into windows by [[WindowSpec.sliceEngine]]. A null slice skips the row.
+   * fed to the window operator, which combines them into windows (reading them through
+   * [[WindowSpec.sliceBounds]]). A null slice skips the row.
    *
-   * @param hidden aggregates the slice engine reads besides the user's (a row count follows them)
+   * @param hidden aggregates the family reads besides the user's (a row count follows them)
    */
   final case class Slices(slice: Expression, hidden: Seq[AggregateFunction], preAggregate: Boolean) extends GroupByPlan
 }
@@ -59,11 +60,6 @@ object SelectPlan {
   /** Each row tagged with the windows its time alone places it in: no shuffle, no state. */
   final case class TagByTime(windows: FixedTimeWindows) extends SelectPlan
 
-  /**
-   * The family has no row-tagging engine: the analyzer groups the rows themselves (collect_list of
-   * the whole row) and explodes each window, so tagged rows are exactly the grouped windows' members.
-   */
-  case object GroupAndExplode extends SelectPlan
 }
 
 /** Windows of one length placed by a row's time alone (µs). */

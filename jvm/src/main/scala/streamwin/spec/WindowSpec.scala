@@ -5,7 +5,7 @@ import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.StreamWindow
 import streamwin.engine.{AggregateEvaluator, ContentsFactory, DataBoundary, DataRecord, DataWindows, InMemoryWindowState,
-  KeyedWindowOperator, RowWindowEngine, SliceWindowEngine, WindowFamily}
+  KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
 
 /**
  * What a window function asked for, validated and normalised, and everything the rest of streamwin
@@ -58,11 +58,11 @@ trait WindowSpec extends Serializable {
   }
 
   /**
-   * The engine that combines the slices of [[GroupByPlan.Slices]] into windows (families planned
-   * so only). The evaluator's functions are the user's, then the plan's hidden ones, then a row count.
+   * How the window operator reads the slices of [[GroupByPlan.Slices]] (families planned so only): by
+   * their start, unless the family reads bounds from the plan's hidden aggregates. The evaluator's
+   * functions are the user's, then the plan's hidden ones, then a row count.
    */
-  def sliceEngine(evaluator: AggregateEvaluator, emit: (Long, Long, InternalRow) => Unit): SliceWindowEngine =
-    throw new IllegalArgumentException(s"not a slice-based window: $this")
+  def sliceBounds(evaluator: AggregateEvaluator): SliceBounds = SliceBounds.AtStart
 
   /** How the engine receives the signal column's values: as Catalyst holds them, unless a family wants them converted. */
   def signalConverter(signalType: DataType): Any => Any = identity

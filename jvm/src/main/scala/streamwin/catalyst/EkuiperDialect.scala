@@ -1,0 +1,262 @@
+package streamwin.catalyst
+
+import java.time.{Instant, ZoneId}
+import java.util.Locale
+
+import org.apache.spark.sql.catalyst.analysis.{FunctionRegistry, UnresolvedAttribute, UnresolvedFunction, UnresolvedHaving, UnresolvedStar}
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreePattern.UNRESOLVED_FUNCTION
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{DataType, IntegerType, LongType, TimestampType}
+
+import streamwin.spec.StreamwinErrors
+
+/**
+ * eKuiper's window SQL (seed 001) on Spark SQL: `GROUP BY ID, TUMBLINGWINDOW(ss, 10)`,
+ * `HOPPINGWINDOW(unit, size, hop)`, `SLIDINGWINDOW(unit, size)`, `SESSIONWINDOW(unit, max_duration,
+ * timeout)`, `COUNTWINDOW(size[, interval])`, each optionally followed by `FILTER (WHERE cond)`, and
+ * `window_start()` / `window_end()` (epoch milliseconds) in the select list and HAVING. Each window is
+ * translated into the matching `sw_*` window before analysis (a hint-batch rule over the parsed
+ * plan), so eKuiper's windows are streamwin's families, not a second implementation:
+ *
+ *  - the event time is the column named by the session conf `spark.streamwin.ekuiper.timestamp`
+ *    (BIGINT epoch milliseconds or TIMESTAMP), as eKuiper's stream definition declares
+ *    `TIMESTAMP="ts"`; count windows follow `spark.streamwin.ekuiper.order` when set (else the event
+ *    time) as their arrival order;
+ *  - time windows align to natural time in the session time zone (eKuiper's local zone);
+ *  - the window is over the whole stream and the other GROUP BY columns group rows within each window
+ *    (eKuiper rule): tumbling and hopping windows are the same for every key, so they group directly;
+ *    sliding, session and count windows tag the stream's rows first, then group;
+ *  - FILTER rows before they enter windows; WHERE filters rows before time windows, and a count
+ *    window's rows after it is formed (the seed: with WHERE a count window's output length varies,
+ *    with FILTER it is always the size); incomplete count windows are not output (eKuiper waits);
+ *  - a windowed query without aggregates outputs each window's rows (eKuiper emits the window's list
+ *    of rows), tagged with `window`; HAVING then keeps the windows whose aggregate passes;
+ *  - with aggregates, a plain column outside GROUP BY is the window's first row's value (eKuiper).
+ */
+object EkuiperDialect extends Rule[LogicalPlan] {
+  /** The session conf naming the event-time column (eKuiper's stream definition `TIMESTAMP="ts"`). */
+  val TimestampConf = "spark.streamwin.ekuiper.timestamp"
+  /** The session conf naming the arrival order of count windows (default: the event time). */
+  val OrderConf = "spark.streamwin.ekuiper.order"
+
+  private[catalyst] val windowNames = Set("tumblingwindow", "hoppingwindow", "slidingwindow", "sessionwindow", "countwindow")
+  private[catalyst] val boundNames = Set("window_start", "window_end")
+
+  private[catalyst] def nameOf(f: UnresolvedFunction): String = f.nameParts.last.toLowerCase(Locale.ROOT)
+
+  override def apply(plan: LogicalPlan): LogicalPlan = if (!plan.containsPattern(UNRESOLVED_FUNCTION)) plan else {
+    val rewritten = plan.resolveOperatorsDownWithPruning(_.containsPattern(UNRESOLVED_FUNCTION)) {
+      case UnresolvedHaving(condition, agg: Aggregate) if windowOf(agg).isDefined => rewrite(agg, Some(condition))
+      case agg: Aggregate if windowOf(agg).isDefined => rewrite(agg, None)
+    }
+    // What is left is misplaced: a window outside GROUP BY, or window_start() outside a windowed query.
+    rewritten.foreach(_.expressions.foreach(_.foreach {
+      case f: UnresolvedFunction if windowNames.contains(nameOf(f)) =>
+        throw StreamwinErrors.misuse(nameOf(f).toUpperCase(Locale.ROOT),
+          "an eKuiper window belongs in GROUP BY (e.g. GROUP BY ID, TUMBLINGWINDOW(ss, 10)), once per query")
+      case f: UnresolvedFunction if boundNames.contains(nameOf(f)) =>
+        throw StreamwinErrors.misuse(s"${nameOf(f)}()",
+          "is only available in a windowed query (GROUP BY with TUMBLINGWINDOW, HOPPINGWINDOW, SLIDINGWINDOW, " +
+            "SESSIONWINDOW or COUNTWINDOW)")
+      case _ =>
+    }))
+    rewritten
+  }
+
+  private def windowOf(agg: Aggregate): Option[UnresolvedFunction] = {
+    val calls = agg.groupingExpressions.collect { case f: UnresolvedFunction if windowNames.contains(nameOf(f)) => f }
+    if (calls.size > 1) {
+      throw StreamwinErrors.misuse(nameOf(calls(1)).toUpperCase(Locale.ROOT), "a query groups by one eKuiper window only")
+    }
+    calls.headOption
+  }
+
+  private def rewrite(agg: Aggregate, having: Option[Expression]): LogicalPlan = {
+    val call = windowOf(agg).get
+    val window = EkuiperWindow.parse(call, conf)
+    val (where, source) = agg.child match {
+      case Filter(condition, child) => (Some(condition), child)
+      case child => (None, child)
+    }
+    val admitted = call.filter.map(Filter(_, source)).getOrElse(source)
+    val selectList = agg.aggregateExpressions.map(e => withBounds(e).asInstanceOf[NamedExpression])
+    // Rule (b) looks at the select list: `SELECT * ... HAVING count(*) > 2` outputs the passing windows' rows.
+    val aggregating = selectList.exists(containsAggregate)
+    val windowColumn = UnresolvedAttribute("window")
+    val others = agg.groupingExpressions.filterNot(_ eq call)
+
+    if (!window.wholeStream && aggregating) {
+      // Tumbling and hopping windows are the same for every key: group by them directly.
+      val grouped = Aggregate(others :+ window.sql, firstOfPlainColumns(selectList, others),
+        where.map(Filter(_, admitted)).getOrElse(admitted))
+      return having.map(h => UnresolvedHaving(withBounds(h), grouped)).getOrElse(grouped)
+    }
+    val beforeWindow = if (window.whereAfter) admitted else where.map(Filter(_, admitted)).getOrElse(admitted)
+    val tagged = Project(Seq(UnresolvedStar(None), Alias(window.sql, "window")()), beforeWindow)
+    val complete = if (window.dropsIncomplete) Filter(Not(EqualTo(field(windowColumn, "kind"), Literal("partial"))), tagged)
+      else tagged
+    val rows = if (window.whereAfter) where.map(Filter(_, complete)).getOrElse(complete) else complete
+    if (aggregating) {
+      val grouped = Aggregate(others :+ windowColumn, firstOfPlainColumns(selectList, others :+ windowColumn), rows)
+      having.map(h => UnresolvedHaving(withBounds(h), grouped)).getOrElse(grouped)
+    } else {
+      // The windows' rows themselves; HAVING keeps the windows whose aggregate passes, over their rows.
+      Project(selectList, having.map(h => havingOverWindows(withBounds(h), rows)).getOrElse(rows))
+    }
+  }
+
+  /** window_start() / window_end(): the grouped window's bounds in epoch milliseconds, named as eKuiper names them. */
+  private def withBounds(e: Expression): Expression = e match {
+    case f: UnresolvedFunction if boundNames.contains(nameOf(f)) => Alias(bound(f), nameOf(f))()
+    // The parser wraps an unaliased select item; eKuiper names the column after the function.
+    case org.apache.spark.sql.catalyst.analysis.UnresolvedAlias(f: UnresolvedFunction, _)
+        if boundNames.contains(nameOf(f)) => Alias(bound(f), nameOf(f))()
+    case other => other.transformDown {
+      case f: UnresolvedFunction if boundNames.contains(nameOf(f)) => bound(f)
+    }
+  }
+
+  private def bound(f: UnresolvedFunction): Expression = {
+    if (f.arguments.nonEmpty) throw StreamwinErrors.misuse(s"${nameOf(f)}()", "takes no arguments")
+    UnixMillis(field(UnresolvedAttribute("window"), if (nameOf(f) == "window_start") "start" else "end"))
+  }
+
+  private def field(struct: Expression, name: String): Expression =
+    org.apache.spark.sql.catalyst.analysis.UnresolvedExtractValue(struct, Literal(name))
+
+  /** With aggregates, eKuiper outputs a plain column outside GROUP BY as the window's first row's value. */
+  private def firstOfPlainColumns(selectList: Seq[NamedExpression], grouping: Seq[Expression]): Seq[NamedExpression] = {
+    val grouped = grouping.collect { case a: UnresolvedAttribute => a.nameParts.map(_.toLowerCase(Locale.ROOT)) }.toSet
+    selectList.map {
+      case a: UnresolvedAttribute if !grouped.contains(a.nameParts.map(_.toLowerCase(Locale.ROOT))) &&
+          !a.nameParts.headOption.exists(_.equalsIgnoreCase("window")) =>
+        Alias(UnresolvedFunction("first", Seq(a), isDistinct = false), a.nameParts.last)()
+      case other => other
+    }
+  }
+
+  /** HAVING over each window's rows: its aggregates become window functions partitioned by the window. */
+  private def havingOverWindows(condition: Expression, rows: LogicalPlan): LogicalPlan = {
+    var n = 0
+    val computed = scala.collection.mutable.ArrayBuffer[NamedExpression]()
+    val test = condition.transformDown {
+      case f: UnresolvedFunction if isAggregate(f) =>
+        val name = s"_ekuiper_having_$n"
+        n += 1
+        computed += Alias(WindowExpression(f, WindowSpecDefinition(Seq(UnresolvedAttribute("window")), Nil,
+          UnspecifiedFrame)), name)()
+        UnresolvedAttribute(name)
+    }
+    Filter(test, Project(UnresolvedStar(None) +: computed.toSeq, rows))
+  }
+
+  private def containsAggregate(e: Expression): Boolean = e.exists {
+    case f: UnresolvedFunction => isAggregate(f)
+    case _: AggregateFunction => true
+    case _ => false
+  }
+
+  /** Spark's built-in aggregate functions (count, sum, collect_list, …), as eKuiper's are built in. */
+  private def isAggregate(f: UnresolvedFunction): Boolean =
+    FunctionRegistry.expressions.get(nameOf(f)).exists { case (info, _) =>
+      try classOf[AggregateFunction].isAssignableFrom(Class.forName(info.getClassName))
+      catch { case _: ClassNotFoundException => false }
+    }
+}
+
+/**
+ * One eKuiper window call, translated: its `sw_*` call, whether it spans the whole stream (tagged
+ * before grouping), whether WHERE applies after it (count windows), and whether incomplete windows
+ * are dropped (count windows).
+ */
+private final case class EkuiperWindow(sql: Expression, wholeStream: Boolean, whereAfter: Boolean, dropsIncomplete: Boolean)
+
+private object EkuiperWindow {
+  private val units = Map("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
+
+  def parse(call: UnresolvedFunction, conf: SQLConf): EkuiperWindow = {
+    val name = EkuiperDialect.nameOf(call).toUpperCase(Locale.ROOT)
+    val args = call.arguments
+    def arity(expected: String, ok: Boolean): Unit = if (!ok) {
+      throw StreamwinErrors.misuse(name, s"takes $expected argument(s) ($name${signature(name)}), got ${args.size}")
+    }
+    def unit: String = args.head match {
+      case UnresolvedAttribute(Seq(u)) if units.contains(u.toLowerCase(Locale.ROOT)) => units(u.toLowerCase(Locale.ROOT))
+      case other => throw StreamwinErrors.invalidArgument(name, "unit",
+        s"must be a time unit written bare, one of dd, hh, mi, ss, ms (any case), got ${other.sql}")
+    }
+    def count(i: Int, argument: String): Long = args(i) match {
+      case Literal(v: Int, IntegerType) if v > 0 => v.toLong
+      case Literal(v: Long, LongType) if v > 0 => v
+      case other => throw StreamwinErrors.invalidArgument(name, argument, s"must be a positive integer literal, got ${other.sql}")
+    }
+    def duration(i: Int, argument: String): Expression = Literal(s"${count(i, argument)} $unit")
+    def time: Expression = {
+      val column = conf.getConfString(EkuiperDialect.TimestampConf, "")
+      if (column.isEmpty) throw StreamwinErrors.misuse(name,
+        s"needs the event-time column: set the session conf ${EkuiperDialect.TimestampConf} to its name (a BIGINT " +
+          "of epoch milliseconds, as eKuiper's TIMESTAMP=\"ts\", or a TIMESTAMP)")
+      EkuiperEventTime(UnresolvedAttribute.quotedString(column))
+    }
+    def sw(function: String, arguments: Expression*): Expression =
+      UnresolvedFunction(Seq(function), arguments, isDistinct = false)
+    // eKuiper aligns time windows to natural time in its zone: windows start at local midnight, hours, …
+    def alignment: Seq[Expression] = {
+      val offset = ZoneId.of(conf.sessionLocalTimeZone).getRules.getStandardOffset(Instant.now()).getTotalSeconds
+      Seq(Literal("offset"), Literal(s"${-offset} seconds"))
+    }
+    name match {
+      case "TUMBLINGWINDOW" =>
+        arity("2", args.size == 2)
+        EkuiperWindow(sw("sw_tumbling", time +: duration(1, "size") +: alignment: _*), false, false, false)
+      case "HOPPINGWINDOW" =>
+        arity("3", args.size == 3)
+        EkuiperWindow(sw("sw_hopping", time +: duration(1, "size") +: duration(2, "hop") +: alignment: _*), false, false,
+          false)
+      case "SLIDINGWINDOW" =>
+        arity("2", args.size == 2)
+        EkuiperWindow(sw("sw_sliding", time, duration(1, "size")), true, false, false)
+      case "SESSIONWINDOW" =>
+        arity("3", args.size == 3)
+        EkuiperWindow(sw("sw_session", time, duration(2, "timeout"), Literal("max_duration"), duration(1, "max_duration")),
+          true, false, false)
+      case "COUNTWINDOW" =>
+        arity("1 or 2", args.size == 1 || args.size == 2)
+        val order = conf.getConfString(EkuiperDialect.OrderConf, "") match {
+          case "" => time
+          case column => UnresolvedAttribute.quotedString(column)
+        }
+        val size = Literal(count(0, "size"))
+        val window =
+          if (args.size == 1) sw("sw_count", size, Literal("order_by"), order)
+          else sw("sw_count", size, Literal("step"), Literal(count(1, "interval")), Literal("align"), Literal("end"),
+            Literal("order_by"), order)
+        EkuiperWindow(window, true, true, true)
+    }
+  }
+
+  private def signature(name: String): String = name match {
+    case "TUMBLINGWINDOW" | "SLIDINGWINDOW" => "(unit, size)"
+    case "HOPPINGWINDOW" => "(unit, size, hop)"
+    case "SESSIONWINDOW" => "(unit, max_duration, timeout)"
+    case _ => "(size[, interval])"
+  }
+}
+
+/** eKuiper's event time: a BIGINT of epoch milliseconds (eKuiper's own), or a TIMESTAMP as it is. */
+case class EkuiperEventTime(child: Expression) extends UnaryExpression with RuntimeReplaceable {
+  override lazy val replacement: Expression = child.dataType match {
+    case LongType | IntegerType => MillisToTimestamp(child)
+    case _ => child
+  }
+  override def dataType: DataType = child.dataType match {
+    case LongType | IntegerType => TimestampType
+    case other => other
+  }
+  override def prettyName: String = "ekuiper_event_time"
+  override protected def withNewChildInternal(newChild: Expression): EkuiperEventTime = copy(child = newChild)
+}

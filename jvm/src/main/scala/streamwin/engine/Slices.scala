@@ -1,0 +1,108 @@
+package streamwin.engine
+
+import org.apache.spark.sql.catalyst.InternalRow
+
+/**
+ * A slice: rows of one key pre-aggregated into one buffer before they reach the window operator
+ * (Spark's partial aggregation per (key, slice start), map-side), so that each row is aggregated once
+ * however many windows hold it. Slices reach a key in ascending time order. A host reuses one Slice
+ * object and fills it per slice.
+ */
+final class Slice {
+  /** The slice's start (its grouping value): aligned windows place the slice by it. */
+  var time: Long = 0L
+  /** Event time of the slice's earliest and latest row, as far as the family needs them ([[SliceBounds]]). */
+  var first: Long = 0L
+  var last: Long = 0L
+  /** How far the slice's rows reach (sessions: the latest row time + its gap). */
+  var reach: Long = 0L
+  /** The aggregation buffer (the operator takes it over). */
+  var buffer: InternalRow = _
+  /** How many input rows it holds. */
+  var rows: Long = 0L
+}
+
+/**
+ * How a family reads the bounds of a slice from its start and buffer: by default a slice is one
+ * instant (its start); sessions read hidden min/max aggregates or the gap (see
+ * [[streamwin.spec.WindowSpec.sliceBounds]]).
+ */
+trait SliceBounds extends Serializable {
+  def fill(slice: Slice): Unit
+}
+
+object SliceBounds {
+  /** The slice is placed by its start alone. */
+  object AtStart extends SliceBounds {
+    override def fill(slice: Slice): Unit = {
+      slice.first = slice.time
+      slice.last = slice.time
+      slice.reach = slice.time
+    }
+  }
+}
+
+/**
+ * The slices a key keeps for windows that share them (hopping, per-event sliding), in time order:
+ * a FIFO aggregate of every slice but the newest, which is held apart. Windows fire in start order, and
+ * a window fires once a slice at or past its end arrived: then every slice in the FIFO precedes its
+ * end, and only the newest may lie past it. So a window's aggregate is the FIFO, after evicting the
+ * slices before its start, plus the newest slice when the window holds it: O(1) amortised merges per
+ * slice whatever the number of windows sharing it.
+ */
+final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
+  private val fifo = new FifoAggregator(evaluator)
+  private val times = new scala.collection.mutable.ArrayDeque[Long]
+  private var newestTime = 0L
+  private var newest: InternalRow = null
+  private val scratch = evaluator.newBuffer()
+
+  def size: Int = fifo.size + (if (newest == null) 0 else 1)
+  def isEmpty: Boolean = size == 0
+  /** The newest slice's time (Long.MinValue when none is kept). */
+  def lastTime: Long = if (newest == null) Long.MinValue else newestTime
+
+  /** Keeps the slice at `time` (the newest so far; the queue owns `buffer` from now on). */
+  def keep(time: Long, buffer: InternalRow): Unit = {
+    if (newest != null) {
+      fifo.push(newest)
+      times.append(newestTime)
+    }
+    newestTime = time
+    newest = buffer
+  }
+
+  /** The aggregate of the kept slices with from <= time <= to, once every slice before `from` is evicted for good. */
+  def aggregate(from: Long, to: Long): InternalRow = {
+    dropBefore(from)
+    if (newest == null || newestTime > to) fifo.result()
+    else if (fifo.isEmpty) evaluator.evaluate(newest)
+    else {
+      evaluator.initialize(scratch)
+      evaluator.merge(scratch, fifo.resultBuffer())
+      evaluator.merge(scratch, newest)
+      evaluator.evaluate(scratch)
+    }
+  }
+
+  /** Drops the slices before `time`; returns how many. */
+  def dropBefore(time: Long): Int = {
+    var dropped = 0
+    while (times.nonEmpty && times.head < time) {
+      fifo.evictOldest()
+      times.removeHead()
+      dropped += 1
+    }
+    if (times.isEmpty && newest != null && newestTime < time) {
+      newest = null
+      dropped += 1
+    }
+    dropped
+  }
+
+  def clear(): Unit = {
+    fifo.clear()
+    times.clear()
+    newest = null
+  }
+}
