@@ -416,6 +416,27 @@ def test_window_time_chains_windows_in_batch(spark):
 
 
 
+CHAINED_SQL = [
+    # The grouped window selected as `window`, in a CTE (Spark's own form with window()).
+    """WITH tens AS (SELECT k, window, sum(v) AS sv, count(*) AS n FROM t GROUP BY k, sw_tumbling(ts, '10 seconds'))
+       SELECT k, window, sum(sv) AS sv, sum(n) AS n, count(*) AS tens
+       FROM (SELECT k, window_time(window) AS t, sv, n FROM tens) GROUP BY k, sw_tumbling(t, '1 minute')""",
+    # Renamed, in a subquery grouped by ordinals.
+    """SELECT k, window, sum(sv) AS sv, sum(n) AS n, count(*) AS tens
+       FROM (SELECT k, window_time(w) AS t, sv, n
+             FROM (SELECT k, sw_tumbling(ts, '10 seconds') AS w, sum(v) AS sv, count(*) AS n FROM t GROUP BY 1, 2))
+       GROUP BY k, sw_tumbling(t, '1 minute')""",
+]
+
+
+@pytest.mark.parametrize("query", CHAINED_SQL, ids=["cte", "renamed subquery"])
+def test_window_time_chains_windows_in_sql(spark, query):
+    rows = [("a", s, i, 1 + i % 3, False) for i, s in enumerate([1, 5, 12, 25, 59, 61, 75, 130])]
+    _batch(spark, rows).createOrReplaceTempView("t")
+    assert sorted(spark.sql(query).collect()) == sorted(_chained(_batch(spark, rows)).collect())
+
+
+
 @pytest.mark.parametrize("cuts", [[3, 6, 9], list(range(1, 11))], ids=["4 micro-batches", "a row per micro-batch"])
 def test_window_time_chains_windows_in_a_stream(spark, tmp_path, cuts):
     # Two stateful operators in one stream: 10-second windows, then 1-minute windows over their

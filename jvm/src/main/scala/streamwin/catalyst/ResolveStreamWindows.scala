@@ -30,7 +30,11 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
         s.copy(order = s.order.map(WindowFieldReferences(_, window).asInstanceOf[SortOrder]))
       case a: Aggregate if windowNamed(a).isDefined && !a.aggregateExpressions.forall(_.resolved) =>
         val window = windowNamed(a).get
-        a.copy(aggregateExpressions = a.aggregateExpressions.map(WindowFieldReferences.named(_, window)))
+        a.copy(aggregateExpressions = a.aggregateExpressions.map(e =>
+          WindowResolution.withWindowMetadata(WindowFieldReferences.named(e, window))))
+      case a: Aggregate if a.childrenResolved && a.aggregateExpressions.exists(WindowResolution.needsWindowMetadata) &&
+          groupedWindow(a).isDefined =>
+        a.copy(aggregateExpressions = a.aggregateExpressions.map(WindowResolution.withWindowMetadata))
       case p: Project if p.childrenResolved && p.projectList.exists(hasWindow) && p.projectList.forall(_.resolved) =>
         WindowResolution.resolveProject(p)
     }

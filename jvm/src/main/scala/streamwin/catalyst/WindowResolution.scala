@@ -36,8 +36,12 @@ object WindowResolution {
    * carry Spark's time-window marker, so `window_time(window)` gives their event time (end - 1 µs)
    * to window the results again, and the time column's watermark, so a stream can chain them.
    */
-  private def windowAttribute(window: StreamWindow): AttributeReference = {
-    val metadata = window.spec match {
+  private def windowAttribute(window: StreamWindow): AttributeReference =
+    AttributeReference("window", window.dataType, nullable = false, windowMetadata(window))()
+
+  /** The metadata of a window column (see [[windowAttribute]]); empty for windows without event time. */
+  def windowMetadata(window: StreamWindow): Metadata =
+    window.spec match {
       case _: EventTimeWindowSpec =>
         val time = window.timeOrOrder match {
           case a: Attribute => a.metadata
@@ -51,8 +55,22 @@ object WindowResolution {
         builder.build()
       case _ => Metadata.empty
     }
-    AttributeReference("window", window.dataType, nullable = false, metadata)()
+
+  /**
+   * A grouped window selected under a name (`sw_tumbling(...) AS w`, or `window`) carries its
+   * metadata from the start: an outer query's `window_time(w)` may be checked by Spark before the
+   * Aggregate itself is rewritten (after resolution).
+   */
+  def withWindowMetadata(e: NamedExpression): NamedExpression = e match {
+    case alias @ Alias(w: StreamWindow, name) if w.resolved && !alias.metadata.contains(TimeWindow.marker) =>
+      val metadata = windowMetadata(w)
+      if (metadata == Metadata.empty) alias
+      else Alias(w, name)(exprId = alias.exprId, qualifier = alias.qualifier, explicitMetadata = Some(metadata),
+        nonInheritableMetadataKeys = alias.nonInheritableMetadataKeys)
+    case other => other
   }
+
+  def needsWindowMetadata(e: NamedExpression): Boolean = withWindowMetadata(e) ne e
 
   /** The window a query groups by (its grouping holds one, possibly aliased), if any. */
   def groupedWindow(a: Aggregate): Option[StreamWindow] = a.groupingExpressions.flatMap {
