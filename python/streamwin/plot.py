@@ -216,7 +216,14 @@ def plot_windows(
         for x, (_, text) in zip(xs, row_data):
             if text is not None:
                 axes.annotate(text, (x, 0), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
-    axes.margins(x=0.03)
+    # Bars pin the axis to their edges (matplotlib's sticky edges), which would cut the outermost rows'
+    # dots in half: set the limits with a margin instead.
+    xs_all = [axis_value(b.start) - padding for b in bars] + [axis_value(b.end) + padding for b in bars] + \
+        [axis_value(p) for p, _ in row_data]
+    if xs_all:
+        lo, hi = min(xs_all), max(xs_all)
+        margin = (hi - lo) * 0.03 or 0.5
+        axes.set_xlim(lo - margin, hi + margin)
     axes.set_ylim(-0.8, lanes + 0.7)
     axes.set_yticks([0] + list(range(1, len(bars) + 1)),
                     ["rows"] + [bar.kind for bar in bars], fontsize=7)
