@@ -47,8 +47,9 @@ def test_wheel_bundles_one_jar_per_supported_spark_line():
             assert manifest["Scala-Binary-Version"] == "2.13"
         metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
         requires = [l for l in wheel.read(metadata).decode().splitlines() if l.startswith("Requires-Dist:")]
-        # Any supported line, never a pin: the user's own pyspark stays.
-        assert requires == ["Requires-Dist: pyspark<4.4,>=4.0"]
+        # Any supported line, never a pin: the user's own pyspark stays. matplotlib only with the plot extra.
+        assert [r for r in requires if "extra ==" not in r] == ["Requires-Dist: pyspark<4.4,>=4.0"]
+        assert [r for r in requires if "extra ==" in r] == ['Requires-Dist: matplotlib>=3.7; extra == "plot"']
 
 
 def test_jar_path_picks_the_jar_of_each_supported_line():

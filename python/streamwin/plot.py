@@ -275,5 +275,6 @@ def drawn_windows(figure: "Figure") -> list[tuple[float, float, str]]:
 
 def _tidy(value: float) -> float:
     """Rounds away the float noise of drawing (bounds are whole microseconds or order values)."""
-    rounded = round(value, 9)
+    # float(): numpy's floats (matplotlib's coordinates) print as np.float64(...) otherwise.
+    rounded = float(round(float(value), 9))
     return 0.0 if rounded == 0 or math.isclose(rounded, 0.0, abs_tol=1e-12) else rounded
