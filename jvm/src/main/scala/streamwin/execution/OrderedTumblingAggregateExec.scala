@@ -2,9 +2,7 @@ package streamwin.execution
 
 import scala.collection.mutable
 
-import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
-import org.apache.spark.storage.StorageLevel
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, HashPartitioning,
@@ -59,13 +57,15 @@ case class OrderedTumblingAggregateExec(
   private def tiesAllowed: Boolean = order.exprId == time.exprId
 
   override protected def doExecute(): RDD[InternalRow] = {
-    // Kept after the check's job for the output (a few rows per window; Spark's ContextCleaner drops
-    // the cached blocks once the RDD is unreachable), so the final aggregation runs once.
-    val windowRows = windows.execute().map(_.copy()).persist(StorageLevel.MEMORY_AND_DISK)
+    // Read twice, by the check's job and by the output: both re-read the shuffled partial aggregates
+    // (the map side runs once) and redo the final aggregation, which on 10M rows costs less than
+    // caching the windows between the jobs did.
+    val windowRows = windows.execute()
     val check = new ArrivalOrderCheck(keys, windows.output, resultAttrs.size, order.dataType, tiesAllowed)
-    // A small job over the aggregated windows (the expensive map side is shuffled once and reused).
     val replayed = windowRows.mapPartitions(check.keysToReplay _).collect().toSet
-    val replayedKeys = sparkContext.broadcast(replayed)
+    // Usually no key fails: then nothing is broadcast.
+    val replayedKeys: () => Set[InternalRow] =
+      if (replayed.isEmpty) () => Set.empty else { val shared = sparkContext.broadcast(replayed); () => shared.value }
     val (outRows, emitted, windowed, skipped) = (longMetric("numOutputRows"), longMetric("windowsEmitted"),
       longMetric("rowsWindowed"), longMetric("rowsSkipped"))
     val (windowsOutput, windowSize, keyCount, valueCount) = (windows.output, size, keys.size, resultAttrs.size)
@@ -73,7 +73,7 @@ case class OrderedTumblingAggregateExec(
       val keyOf = UnsafeProjection.create(keys, windowsOutput)
       val valuesOf = UnsafeProjection.create(windowsOutput.slice(keyCount + 1, keyCount + 1 + valueCount), windowsOutput)
       val writer = new WindowRowWriter(output)
-      val replay = replayedKeys.value
+      val replay = replayedKeys()
       rows.flatMap { group =>
         val key = keyOf(group)
         val rowCount = group.getLong(keyCount + 1 + valueCount)
@@ -92,12 +92,12 @@ case class OrderedTumblingAggregateExec(
   }
 
   /** The keys' rows replayed on the window operator, as [[EventTimeReplayAggregateExec]] does. */
-  private def replay(replayKeys: Broadcast[Set[InternalRow]]): RDD[InternalRow] = {
+  private def replay(replayKeys: () => Set[InternalRow]): RDD[InternalRow] = {
     val inputOutput = input.output
     val keyAttrs = keys
     val selected = input.execute().mapPartitions { rows =>
       val keyOf = UnsafeProjection.create(keyAttrs, inputOutput)
-      val replay = replayKeys.value
+      val replay = replayKeys()
       rows.filter(row => replay.contains(keyOf(row)))
     }
     val partitioning: Partitioning =
