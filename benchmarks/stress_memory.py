@@ -34,6 +34,8 @@ import streamwin as sw
 FAMILIES: list[tuple[str, Callable[[bool], Column]]] = [
     ("tumbling 10s", lambda select: sw.tumbling("ts", "10 seconds")),
     ("hopping 20s/10s", lambda select: sw.hopping("ts", "20 seconds", "10 seconds")),
+    ("cumulate 10min/5min", lambda select: sw.cumulate("ts", "10 minutes", "5 minutes")),
+    ("tumbling 1h emit_every 10min", lambda select: sw.tumbling("ts", "1 hour", emit_every="10 minutes")),
     ("tumbling 10s order_by+lateness", lambda select: sw.tumbling("ts", "10 seconds", order_by="seq",
                                                                   lateness="2 seconds")),
     ("sliding 300ms", lambda select: sw.sliding("ts", "300 milliseconds", **_partition(select))),
