@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 STREAMWIN_COLOUR = "#2f6db5"
 SPARK_COLOUR = "#b0b0b0"
+FLOOR_COLOUR = "#8cbf8c"
 
 
 def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None) -> Path:
@@ -28,6 +29,10 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     >>> rows = [{"case": "tumbling 10s", "rows": 1000, "streamwin_rows_per_s": 2000, "spark_rows_per_s": 1000, "ratio": 2.0}]
     >>> draw_chart(rows, out).read_bytes()[:4] == b"\\x89PNG"
     True
+    >>> floor = {"case": "floor: stateless read", "rows": 1000, "streamwin_rows_per_s": 5000, "spark_rows_per_s": 1000,
+    ...          "ratio": 5.0}
+    >>> draw_chart(rows + [floor], out).exists()
+    True
     """
     from matplotlib.figure import Figure
 
@@ -38,14 +43,24 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     axes = figure.add_subplot()
     height = 0.38
     positions = range(len(cases))
-    ours = [row["streamwin_rows_per_s"] for row in cases]
-    theirs = [row["spark_rows_per_s"] for row in cases]
-    axes.barh([p - height / 2 for p in positions], ours, height=height, color=STREAMWIN_COLOUR, label="streamwin")
-    axes.barh([p + height / 2 for p in positions], theirs, height=height, color=SPARK_COLOUR, label="Spark")
+    # A floor row (run.py's "floor: ...") is Spark's own rate without windows: one bar, no ratio.
+    floor = [str(row["case"]).startswith("floor:") for row in cases]
+    compared = [p for p in positions if not floor[p]]
+    ours = [cases[p]["streamwin_rows_per_s"] for p in compared]
+    theirs = [cases[p]["spark_rows_per_s"] for p in compared]
+    floors = [cases[p]["streamwin_rows_per_s"] for p in positions if floor[p]]
+    axes.barh([p - height / 2 for p in compared], ours, height=height, color=STREAMWIN_COLOUR, label="streamwin")
+    axes.barh([p + height / 2 for p in compared], theirs, height=height, color=SPARK_COLOUR, label="Spark")
+    if floors:
+        axes.barh([p for p in positions if floor[p]], floors, height=height, color=FLOOR_COLOUR,
+                  label="Spark without windows (floor)")
     axes.set_xscale("log")
-    top = max(ours + theirs)
-    axes.set_xlim(min(ours + theirs) / 2, top * 6)
+    every = ours + theirs + floors
+    top = max(every)
+    axes.set_xlim(min(every) / 2, top * 6)
     for position, row in zip(positions, cases):
+        if floor[position]:
+            continue
         ratio = row["ratio"]
         axes.text(top * 1.4, position, f"{ratio:.2f}x", va="center", fontsize=8,
                   color="#1b4f8a" if ratio >= 1 else "#a02c2c", fontweight="bold")
