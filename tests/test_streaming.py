@@ -318,6 +318,41 @@ def test_streaming_row_accounting_counts_every_row(spark, tmp_path):
     assert (metrics["rowsWindowed"], metrics["lateRowsDropped"], metrics["rowsSkipped"]) == (2, 1, 1)
 
 
+@pytest.mark.parametrize("window_of", [
+    lambda: sw.tumbling("ts", "10 seconds"),
+    lambda: sw.hopping("ts", "20 seconds", "10 seconds"),
+], ids=["tumbling", "hopping"])
+def test_time_windows_without_policies_pre_aggregate_each_micro_batch(spark, tmp_path, window_of):
+    # Each micro-batch's rows are partially aggregated per (key, slice) before the shuffle, as in
+    # batch; a late row (its windows closed by the key's own progress) and a row without a time are
+    # still counted, one by one.
+    rows = [("a", 1, 0, 1, False), ("a", 3, 1, 5, False), ("a", 25, 2, 2, False), ("a", 9, 3, 4, False),
+            ("a", 40, 4, 8, False), ("a", 41, 5, 16, False)]
+    _write_splits(tmp_path / "in", rows, [2, 3, 4])
+    src = _source(spark, tmp_path / "in", None).withColumn("ts", F.when(F.col("s") != 41, F.col("ts")))
+    out = _agg(window_of)(src)
+    name = "sw_" + uuid.uuid4().hex[:12]
+    query = (out.writeStream.format("memory").queryName(name).outputMode("append")
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        query.processAllAvailable()
+        plan = query._jsq.streamingQuery().lastExecution().executedPlan().toString()
+        metrics = sw.window_metrics(query)
+    finally:
+        query.stop()
+    result = spark.table(name).collect()
+    spark.catalog.dropTempView(name)
+    tws = plan.index("TransformWithState")
+    assert "partial_sum" in plan[tws:] and "Exchange" in plan[tws:], plan
+    assert (metrics["rowsWindowed"], metrics["lateRowsDropped"], metrics["rowsSkipped"]) == (4, 1, 1)
+    # The same windows as the batch on the rows that were not late (the row at 9 s is late in the stream).
+    batch_rows = [r for r in rows if r[1] not in (9, 41)]
+    expected = _agg(window_of)(_batch(spark, batch_rows)).collect()
+    closed = {_key(r) for r in result}
+    assert closed and closed <= {_key(r) for r in expected}
+    assert all(r.window.end.timestamp() <= 40 for r in result)
+
+
 def test_processing_time_timer_windows_hold_each_micro_batch(spark, tmp_path):
     rows = [("a", i, i, 1, False) for i in range(6)]
     _write_micro_batches(tmp_path / "in", rows, random.Random(3), batches=2)
@@ -337,15 +372,21 @@ def test_processing_time_timer_windows_hold_each_micro_batch(spark, tmp_path):
     assert all(r.window.kind == "final" and (r.window.end - r.window.start).total_seconds() == 1 for r in result)
 
 
-def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path):
+@pytest.mark.parametrize("state", ["engine", "typed-windows"])
+def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path, state):
     """A file source -> file sink query stopped and restarted from its checkpoint at least 5 times,
     mid-stream (even while a micro-batch runs): the output equals the batch result, no window twice
-    and none missing."""
+    and none missing. Under policies each key's engine is kept; without, its typed open windows."""
     rng = random.Random(SEED)
     rows = _with_sentinels(_rows(rng, 80), watermark=True)
-    arrival = sorted(rows, key=lambda r: r[2])
+    if state == "engine":
+        arrival = sorted(rows, key=lambda r: r[2])
+        build = _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="5 seconds", late="passthrough"))
+    else:
+        # In event-time order no row is late, so the stream's windows are the batch's.
+        arrival = sorted(rows, key=lambda r: (r[1], r[2]))
+        build = _agg(lambda: sw.hopping("ts", "20 seconds", "10 seconds"))
     _write_micro_batches(tmp_path / "in", arrival, rng, batches=12)
-    build = _agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="5 seconds", late="passthrough"))
     sink, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     restarts = 0
     while True:
@@ -369,6 +410,35 @@ def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path):
     batch = build(_batch(spark, rows)).collect()
     assert Counter(map(_key, [r for r in streamed if r.k != "zz"])) == \
         Counter(map(_key, [r for r in batch if r.k != "zz"]))
+
+
+def test_typed_window_state_is_readable_with_the_statestore_reader(spark, tmp_path):
+    # Time windows without policies keep each key's open windows as typed state: progress, timer,
+    # and per window its bounds, row count and aggregation buffer (no Java-serialized engine).
+    rows = [("a", 1, 0, 1, False), ("a", 3, 1, 5, False), ("b", 4, 2, 2, False),
+            ("a", 12, 3, 3, False), ("a", 25, 4, 7, False), ("b", 31, 5, 1, False)]
+    _write_splits(tmp_path / "in", rows, [3])
+    out = _source(spark, tmp_path / "in", "5 seconds").groupBy("k", sw.tumbling("ts", "10 seconds")).agg(
+        F.sum("v").alias("sv"), F.count("*").alias("n"))
+    checkpoint = tmp_path / "checkpoint"
+    result = _run_to_end(spark, out, checkpoint, "append")
+    assert sorted((r.k, r.window.start.timestamp(), r.sv, r.n) for r in result) == [
+        ("a", 0.0, 6, 2), ("a", 10.0, 3, 1), ("b", 0.0, 2, 1)]
+    state = spark.read.format("statestore").option("stateVarName", "windows").load(str(checkpoint))
+    value = state.schema["value"].dataType
+    assert value.fieldNames() == ["progress", "timer", "windows"]
+    window = value["windows"].dataType.elementType
+    assert window.fieldNames() == ["start", "end", "rows", "fired", "changed", "buffer"]
+    # sum(v), count(*), then the hidden row count.
+    assert window["buffer"].dataType.fieldNames() == ["f0_sum", "f1_count", "f2_count"]
+    got = {r.key.k: r.value for r in state.collect()}
+    # The watermark (31 - 5 = 26 s) closed every window but the last one of each key.
+    assert got["a"].progress == 20_000_000 and got["a"].timer == 30_000
+    assert [(w.start, w.end, w.rows, w.fired, tuple(w.buffer)) for w in got["a"].windows] == [
+        (20_000_000, 30_000_000, 1, False, (7, 1, 1))]
+    assert [(w.start, w.end, tuple(w.buffer)) for w in got["b"].windows] == [(30_000_000, 40_000_000, (1, 1, 1))]
+    engines = spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint))
+    assert engines.count() == 0
 
 
 def _committed(checkpoint: Path) -> int:

@@ -1,7 +1,7 @@
 package streamwin.catalyst
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
-import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -96,4 +96,21 @@ case class WindowAssign(
   override def producedAttributes: AttributeSet = AttributeSet(windowAttr :: Nil)
   override protected def otherCopyArgs: Seq[AnyRef] = streamMetrics :: Nil
   override protected def withNewChildInternal(newChild: LogicalPlan): WindowAssign = copy(child = newChild)(streamMetrics)
+}
+
+/**
+ * A stream's micro-batch rows aggregated per (keys, slice start) before the shuffle to the window
+ * operator (see [[streamwin.spec.WindowSpec.streamSlice]]): planned as Spark's partial aggregation
+ * alone, with no final step and no state of its own. Built while a micro-batch is planned, never
+ * analysed.
+ *
+ * @param grouping   the keys, then the slice start
+ * @param aggregates the functions (Complete mode, as Spark's planner takes them)
+ */
+case class SlicePartialAggregate(grouping: Seq[NamedExpression], aggregates: Seq[AggregateExpression], child: LogicalPlan)
+    extends UnaryNode {
+  /** As Spark's partial aggregation outputs it: grouping columns, then each function's buffer as shipped. */
+  override def output: Seq[Attribute] =
+    grouping.map(_.toAttribute) ++ aggregates.flatMap(_.aggregateFunction.inputAggBufferAttributes)
+  override protected def withNewChildInternal(newChild: LogicalPlan): SlicePartialAggregate = copy(child = newChild)
 }

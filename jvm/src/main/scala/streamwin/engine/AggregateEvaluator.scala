@@ -17,13 +17,13 @@ import org.apache.spark.sql.types.DataType
  * @param filters   one FILTER (WHERE …) predicate per function, over `inputSchema` (None: no filter)
  */
 class AggregateEvaluator(
-    functions: Seq[AggregateFunction],
+    val functions: Seq[AggregateFunction],
     filters: Seq[Option[Expression]],
     inputSchema: Seq[Attribute]) {
 
   private val offsets: Seq[Int] = functions.scanLeft(0)(_ + _.aggBufferAttributes.size).init
   val bufferWidth: Int = functions.map(_.aggBufferAttributes.size).sum
-  private val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
+  val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
 
   // Imperative functions evaluate their inputs themselves (so they are bound to the input schema)
   // and address their slots by offset; both buffers of a merge share the same layout.
@@ -118,6 +118,16 @@ class AggregateEvaluator(
       val t = typed(i)._1
       val off = typed(i)._2
       buffer.update(off, t.deserialize(buffer.getBinary(off)))
+      i += 1
+    }
+    buffer
+  }
+
+  /** Replaces object buffers with their serialised form, in place (the inverse of [[fromSerialized]]). */
+  def toSerialized(buffer: InternalRow): InternalRow = {
+    var i = 0
+    while (i < typed.length) {
+      typed(i)._1.serializeAggregateBufferInPlace(buffer)
       i += 1
     }
     buffer

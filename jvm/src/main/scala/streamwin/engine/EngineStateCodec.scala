@@ -15,6 +15,7 @@ import java.util.IdentityHashMap
  */
 final class EngineStateCodec(wiring: Seq[AnyRef]) {
   private val wiringIndex = new IdentityHashMap[AnyRef, Integer]
+  private val classes = new java.util.HashMap[String, Class[_]]
   wiring.zipWithIndex.foreach { case (w, i) => wiringIndex.put(w, i) }
 
   def encode(engine: RowWindowEngine): Array[Byte] = {
@@ -39,9 +40,17 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
         case other => other
       }
       // streamwin.jar (and a user's split trigger) may only be visible to the task's class loader.
-      override protected def resolveClass(desc: ObjectStreamClass): Class[_] =
-        try Class.forName(desc.getName, false, Thread.currentThread.getContextClassLoader)
-        catch { case _: ClassNotFoundException => super.resolveClass(desc) }
+      // Looked up once per task: every key's engine names the same classes.
+      override protected def resolveClass(desc: ObjectStreamClass): Class[_] = {
+        val known = classes.get(desc.getName)
+        if (known != null) known
+        else {
+          val found = try Class.forName(desc.getName, false, Thread.currentThread.getContextClassLoader)
+            catch { case _: ClassNotFoundException => super.resolveClass(desc) }
+          classes.put(desc.getName, found)
+          found
+        }
+      }
     }
     def otherVersion(cause: String, e: Throwable) = new IllegalStateException(
       "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +

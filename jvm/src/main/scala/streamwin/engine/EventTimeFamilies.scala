@@ -71,8 +71,9 @@ trait EventTimeFamily extends WindowFamily {
   def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
 
   /**
-   * Places a pre-aggregated slice (see [[Slice]]; slices of a key arrive in time order, with no
-   * policies): into the windows holding it, opened as needed. False when it is in no window.
+   * Places a pre-aggregated slice (see [[Slice]]; no policies): into the windows holding it, opened
+   * as needed. False when it is in no window or late. Families fed slices in streams (slices not
+   * [[Slice.inOrder]]) place them as they place rows.
    */
   def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean =
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} windows are not fed slices")
@@ -94,15 +95,29 @@ object EventTimeFamily {
    * the family keys windows that share a start otherwise (see [[WindowFamily.reportedStart]]).
    */
   def placeInKeyed(windows: Iterator[(Long, Long)], allowance: Long, row: InternalRow, op: KeyedWindowOperator)
-      : Boolean = {
+      : Boolean = joinKeyed(windows, allowance, row, op)(op.enter(_, row))
+
+  /**
+   * As [[placeInFixed]], for a pre-aggregated slice that may come after later ones (a stream's next
+   * micro-batch): its buffer is merged into each window holding it that is open or not opened yet;
+   * it is late for the others, exactly as each of its rows would be.
+   */
+  def placeSliceInFixed(starts: Iterator[Long], length: Long, allowance: Long, slice: Slice, op: KeyedWindowOperator)
+      : Boolean = joinKeyed(starts.map(start => (start, start + length)), allowance, null, op) { w =>
+    w.contents.mergeSlice(slice.buffer)
+    op.enteredSlice(w, slice)
+  }
+
+  private def joinKeyed(windows: Iterator[(Long, Long)], allowance: Long, lateRow: InternalRow, op: KeyedWindowOperator)(
+      join: WindowEntry => Unit): Boolean = {
     var entered = false
     while (windows.hasNext) {
       val (key, end) = windows.next()
-      if (op.reached(end + allowance)) op.late(key, end, row)
+      if (op.reached(end + allowance)) op.late(key, end, lateRow)
       else {
         var w = op.state.window(key)
         if (w == null) w = op.open(key, end, op.contents.buffered())
-        op.enter(w, row)
+        join(w)
         entered = true
       }
     }
@@ -129,6 +144,8 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
   override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
     val t = slice.time
     if (spec.inGap(t)) return false
+    // A stream's slices: each window aggregates its own, as it would its rows.
+    if (!slice.inOrder) return EventTimeFamily.placeSliceInFixed(spec.windowStartsHolding(t), spec.size, lateness, slice, op)
     op.state.keptSlices.keep(t, slice.buffer)
     // Slices come in time order, so every open window starts at or before t.
     val newest = op.state.lastWindow

@@ -69,13 +69,16 @@ final class KeyedWindowOperator(
   }
 
   /**
-   * A pre-aggregated slice of the key (a batch groupBy without policies, see [[Slice]]): slices come
-   * in time order, and progress moves to the slice's latest row, firing what it passed, as rows do.
-   * False when the slice is in no window.
+   * A pre-aggregated slice of the key (a groupBy without policies, see [[Slice]]): progress moves to
+   * the slice's latest row, firing what it passed, as rows do. False when the slice is in no window
+   * or late (its rows are then counted as late rows).
    */
   def addSlice(slice: Slice): Boolean = family match {
     case f: EventTimeFamily =>
+      lateRow = false
       val entered = f.placeSlice(slice, this)
+      // Slices exist without policies only: late rows are dropped.
+      if (!entered && lateRow) late += slice.rows
       held(heldRows.toInt + state.keptSliceCount)
       if (slice.last > state.progress) state.progress = slice.last
       settle(flushLate = false)

@@ -5,10 +5,14 @@ import org.apache.spark.sql.catalyst.InternalRow
 /**
  * A slice: rows of one key pre-aggregated into one buffer before they reach the window operator
  * (Spark's partial aggregation per (key, slice start), map-side), so that each row is aggregated once
- * however many windows hold it. Slices reach a key in ascending time order. A host reuses one Slice
- * object and fills it per slice.
+ * however many windows hold it. A host reuses one Slice object and fills it per slice.
  */
 final class Slice {
+  /**
+   * Slices reach the key in ascending time order (batch). A stream's slices ascend within a
+   * micro-batch only: the next one may bring older slices, which may be late.
+   */
+  var inOrder: Boolean = true
   /** The slice's start (its grouping value): aligned windows place the slice by it. */
   var time: Long = 0L
   /** Event time of the slice's earliest and latest row, as far as the family needs them ([[SliceBounds]]). */

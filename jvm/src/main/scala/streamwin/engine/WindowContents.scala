@@ -53,6 +53,8 @@ final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput, 
   override def clear(): Unit = { held = 0; evaluator.initialize(buffer) }
   override def emit(start: Any, end: Any, kind: UTF8String): Unit = output.values(start, end, kind, evaluator.evaluate(buffer))
   override def mergeSlice(slice: InternalRow): Unit = { evaluator.merge(buffer, slice); held += 1 }
+  /** The running aggregation buffer (a stream stores it as typed state). */
+  def aggregationBuffer: InternalRow = buffer
   override def absorb(other: WindowContents): Unit = other match {
     case o: BufferContents => evaluator.merge(buffer, o.buffer); held += o.held
     case _ => super.absorb(other)

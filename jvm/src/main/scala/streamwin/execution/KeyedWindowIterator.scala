@@ -71,7 +71,7 @@ object RowAccounting {
    * Adds what `feeder` fed and the operator counted to `metrics`: every fed row is windowed, late
    * (dropped or passed through) or skipped (null order, no event time, between windows).
    */
-  def record(metrics: Map[String, SQLMetric], feeder: EngineFeeder, late: Long, passed: Long, inNoWindow: Long): Unit = {
+  def record(metrics: Map[String, SQLMetric], feeder: FedRows, late: Long, passed: Long, inNoWindow: Long): Unit = {
     // Some rows only turn out to be in no window once they are evicted (eKuiper alignment).
     metrics("rowsWindowed") += feeder.accepted - inNoWindow
     metrics("rowsSkipped") += feeder.nullOrders + feeder.rejected - late - passed + inNoWindow

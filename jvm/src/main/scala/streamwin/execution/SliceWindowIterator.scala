@@ -4,10 +4,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.execution.metric.SQLMetric
-
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag, RowRun, Slice,
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag, RowRun,
   WindowOutput}
 import streamwin.spec.{WindowPolicies, WindowSpec}
 
@@ -15,8 +14,8 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  * One partition of [[TimeWindowAggregateExec]]: rows clustered by key and sorted by (key, slice
  * start) in, window rows out. It merges the slices of each key in event-time order (a slice
  * pre-aggregated by several map tasks is merged into one; unaggregated rows are aggregated into
- * their slice here) and feeds them to the window operator ([[KeyedWindowOperator.addSlice]]) over
- * the spec's family, which outputs the windows.
+ * their slice here) and feeds them to the window operator ([[SliceFeeder]]) over the spec's family,
+ * which outputs the windows.
  *
  * @param input      the partition: keys, slice start, then the partial buffers of `functions`
  *                   (pre-aggregated); raw rows otherwise
@@ -36,25 +35,16 @@ final class SliceWindowIterator(
     output: Seq[Attribute],
     metrics: Map[String, SQLMetric]) extends PushToPullIterator {
 
-  private val (outRows, windows, windowed, skipped, peakMetric) = (metrics("numOutputRows"), metrics("windowsEmitted"),
-    metrics("rowsWindowed"), metrics("rowsSkipped"), metrics("peakBufferedRows"))
-  private val bufferOffset = keys.size + 1
-  private val evaluator =
+  private val (outRows, windows, peakMetric) = (metrics("numOutputRows"), metrics("windowsEmitted"),
+    metrics("peakBufferedRows"))
+  private val feeder = new SliceFeeder(spec,
     if (preAggregated) new AggregateEvaluator(functions, functions.map(_ => None), Nil)
-    else new AggregateEvaluator(functions, filters, inputAttrs)
-  private val rowCountSlot = evaluator.offsetOf(functions.size - 1)
-  private val readBuffer = MutableProjection.create(
-    functions.flatMap(_.aggBufferAttributes.map(_.dataType)).zipWithIndex.map { case (dt, i) =>
-      BoundReference(bufferOffset + i, dt, nullable = true)
-    })
+    else new AggregateEvaluator(functions, filters, inputAttrs),
+    sliceOrdinal = keys.size, inOrder = true)
   private val sliceOf = UnsafeProjection.create(Seq(slice), inputAttrs)
   private val keyOf = UnsafeProjection.create(keys, inputAttrs)
   private val writer = new WindowRowWriter(output)
   private var key: InternalRow = null
-  private var sliceStart = 0L
-  private var sliceBuffer: InternalRow = null
-  private val current = new Slice
-  private val bounds = spec.sliceBounds(evaluator)
   private val windowOutput = new WindowOutput {
     override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit = {
       row(writer.aggregated(key, start, end, kind, values))
@@ -64,23 +54,13 @@ final class SliceWindowIterator(
     override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit =
       throw new IllegalStateException("slices are aggregated: a window fed slices holds no rows")
   }
-  private val contents = new ContentsFactory(Some(evaluator), windowOutput, NoRowBags)
+  private val contents = new ContentsFactory(Some(feeder.evaluator), windowOutput, NoRowBags)
   private val operator = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowPolicies.Default, contents,
     new InMemoryWindowState(contents))
   operator.startKey()
 
-  private def flushSlice(): Unit = if (sliceBuffer != null) {
-    val rows = sliceBuffer.getLong(rowCountSlot)
-    current.time = sliceStart
-    current.buffer = sliceBuffer
-    current.rows = rows
-    bounds.fill(current)
-    if (operator.addSlice(current)) windowed += rows else skipped += rows
-    sliceBuffer = null
-  }
-
   private def finishKey(): Unit = if (key != null) {
-    flushSlice()
+    feeder.flush(operator)
     operator.finishKey()
   }
 
@@ -88,6 +68,9 @@ final class SliceWindowIterator(
     if (!input.hasNext) {
       finishKey()
       peakMetric.set(operator.peakBuffered)
+      // A batch's slices come in time order: none is late.
+      metrics("rowsWindowed") += feeder.accepted
+      metrics("rowsSkipped") += feeder.rejected + feeder.nullOrders
       return false
     }
     val row = input.next()
@@ -96,40 +79,16 @@ final class SliceWindowIterator(
       finishKey()
       key = k.copy()
     }
-    if (preAggregated) {
-      // The slice is the partial aggregation's grouping column, right after the keys.
-      if (row.isNullAt(keys.size)) {
-        skipped += row.getLong(bufferOffset + rowCountSlot)
-      } else {
-        val start = row.getLong(keys.size)
-        val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
-        if (sliceBuffer != null && start == sliceStart) {
-          evaluator.merge(sliceBuffer, buffer) // the same slice, pre-aggregated by another map task
-        } else {
-          flushSlice()
-          sliceStart = start
-          sliceBuffer = buffer
-        }
-      }
-    } else {
+    if (preAggregated) feeder.partial(operator, row)
+    else {
       val sliceValue = sliceOf(row)
-      if (sliceValue.isNullAt(0)) {
-        skipped += 1
-      } else {
-        val start = sliceValue.getLong(0)
-        if (sliceBuffer == null || start != sliceStart) {
-          flushSlice()
-          sliceStart = start
-          sliceBuffer = evaluator.newBuffer()
-        }
-        evaluator.update(sliceBuffer, row)
-      }
+      if (sliceValue.isNullAt(0)) feeder.noSlice() else feeder.raw(operator, sliceValue.getLong(0), row)
     }
     true
   }
 }
 
 /** Windows fed slices keep no rows. */
-private object NoRowBags extends (() => RowBag) with Serializable {
+private[execution] object NoRowBags extends (() => RowBag) with Serializable {
   override def apply(): RowBag = throw new IllegalStateException("slices are aggregated: a window fed slices keeps no rows")
 }

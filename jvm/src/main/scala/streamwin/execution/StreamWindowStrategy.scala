@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.LongType
 
-import streamwin.catalyst.{ArrivalOrderRange, WindowAggregate, WindowAssign, WindowNode}
+import streamwin.catalyst.{ArrivalOrderRange, SlicePartialAggregate, WindowAggregate, WindowAssign, WindowNode}
 import streamwin.spec.{GroupByPlan, SelectPlan}
 
 /**
@@ -24,6 +24,12 @@ object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case node: WindowNode if node.isStreaming =>
       planLater(StreamingWindowHost.plan(node)) :: Nil
+
+    // A stream's slices: the partial step of Spark's own aggregation, without its final step.
+    case p: SlicePartialAggregate =>
+      val resultExpressions = p.grouping.map(_.toAttribute) ++ p.aggregates.map(_.resultAttribute)
+      AggUtils.planAggregateWithoutDistinct(p.grouping, p.aggregates, resultExpressions, planLater(p.child))
+        .head.children.head :: Nil
 
     case agg @ WindowAggregate(spec, policies, _, keys, _, _, windowAttr, functions, filters, resultAttrs, child) =>
       spec.planGroupBy(policies, agg.columns) match {

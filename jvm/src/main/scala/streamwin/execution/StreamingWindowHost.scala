@@ -5,6 +5,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.analysis.SimpleAnalyzer
 import org.apache.spark.sql.catalyst.encoders.RowEncoder
 import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete, Count}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LocalRelation, LogicalPlan, Project,
   TransformWithState}
 import org.apache.spark.sql.internal.SQLConf
@@ -12,7 +13,8 @@ import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.MetadataBuilder
 
-import streamwin.catalyst.{StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode, WithoutWatermarkMarker}
+import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
+  WithoutWatermarkMarker}
 import streamwin.spec.{StreamwinErrors, WindowPolicies, WindowSpec}
 
 /**
@@ -93,14 +95,28 @@ object StreamingWindowHost {
     val wholeStream = if (r.streamKeys.isEmpty) Some(Alias(Literal(0), "_sw_stream")()) else None
     val input = Project(r.child.output.map(a => if (remap.contains(a)) unmarked(marked.indexOf(a)) else a) ++ wholeStream,
       r.child)
-    val inputAttrs = input.output
-    val outputAttrs = (if (r.aggregates.isDefined) r.outputKeys.map(rebind) else inputAttrs) ++ r.windowOutput
-    val blueprint = WindowEngineBlueprint(r.spec, r.policies, inputAttrs, outputAttrs,
-      r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) })
-    val order = rebind(r.order)
-    val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), order, r.signal.map(rebind),
-      r.tiesAllowed, clock, metrics.metrics)
+    val outputAttrs = (if (r.aggregates.isDefined) r.outputKeys.map(rebind) else input.output) ++ r.windowOutput
+    val aggregates = r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) }
     val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
+    val slice = node match {
+      case agg: WindowAggregate if clock != StreamClock.ProcessingTime => agg.spec.streamSlice(agg.policies, agg.columns)
+      case _ => None
+    }
+    // Time windows without policies: each micro-batch's rows are pre-aggregated per (key, slice)
+    // before the shuffle, as in batch, and the operator is fed slices; else it is fed every row.
+    val (fed, blueprint) = (slice, aggregates) match {
+      case (Some(start), Some((functions, filters))) =>
+        val withCount = functions :+ Count(Literal(1)) // how many rows each slice holds
+        val partial = SlicePartialAggregate(grouping :+ Alias(rebind(start), "_sw_slice")(),
+          withCount.zip(filters :+ None).map { case (f, filter) => AggregateExpression(f, Complete, isDistinct = false, filter) },
+          input)
+        (partial, WindowEngineBlueprint(r.spec, r.policies, partial.output, outputAttrs,
+          Some((withCount, withCount.map(_ => None))), slices = true))
+      case _ => (input, WindowEngineBlueprint(r.spec, r.policies, input.output, outputAttrs, aggregates))
+    }
+    val inputAttrs = fed.output
+    val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), rebind(r.order), r.signal.map(rebind),
+      r.tiesAllowed, clock, metrics.metrics, sliceOrdinal = if (blueprint.slices) Some(grouping.size) else None)
     def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
     // The analyzer resolves transformWithState's deserializers of keys and rows; made at planning, the
     // node is resolved here, over a stand-in with the input's columns that then gives way to the input.
@@ -108,7 +124,7 @@ object StreamingWindowHost {
     val hosted = SimpleAnalyzer.execute(TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
       if (r.policies.outputsUpdates) OutputMode.Update() else OutputMode.Append(), standIn)(
       rows(grouping), rows(inputAttrs), rows(outputAttrs))).transformUp {
-      case t: TransformWithState => t.withNewChildren(input +: t.children.tail)
+      case t: TransformWithState => t.withNewChildren(fed +: t.children.tail)
     }
     // The node's own output attributes (ids included) come back on top, so the plan above resolves.
     val byId = outputAttrs.zip(hosted.output).map { case (a, h) => a.exprId -> h }.toMap

@@ -19,13 +19,16 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  *                   engine tags every input row with its windows
  * @param input      the rows fed to the engine
  * @param output     key ++ window ++ aggregate values (groupBy), or input row ++ window (select)
+ * @param slices     the engine is fed slices, not rows ([[SliceFeeder]]): `input` holds Spark's partial
+ *                   aggregation buffers of the functions, which have no FILTER left to apply
  */
 final case class WindowEngineBlueprint(
     spec: WindowSpec,
     policies: WindowPolicies,
     input: Seq[Attribute],
     output: Seq[Attribute],
-    aggregates: Option[(Seq[AggregateFunction], Seq[Option[Expression]])]) {
+    aggregates: Option[(Seq[AggregateFunction], Seq[Option[Expression]])],
+    slices: Boolean = false) {
 
   /**
    * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
@@ -43,13 +46,17 @@ final case class WindowEngineBlueprint(
   def wireRuns(key: () => InternalRow, out: OutputSink): EngineWiring = {
     val writer = new WindowRowWriter(output)
     val bags = new NewRowBag(input.map(_.dataType))
-    val evaluator = aggregates.map { case (functions, filters) => new AggregateEvaluator(functions, filters, input) }
+    val evaluator = aggregates.map { case (functions, filters) =>
+      if (slices) new AggregateEvaluator(functions, functions.map(_ => None), Nil)
+      else new AggregateEvaluator(functions, filters, input)
+    }
     val windowOutput: WindowOutput = evaluator match {
       case Some(e) => new AggregatedOutput(writer, key, out, e)
       case None => new TaggedOutput(writer, out)
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
-    EngineWiring(spec.replayEngine(policies, contents, evaluator), Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
+    EngineWiring(spec.replayEngine(policies, contents, evaluator), evaluator,
+      Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
   }
 }
 
@@ -57,7 +64,8 @@ final case class WindowEngineBlueprint(
  * A task's engine factory and the objects its engines point to that are not state (see
  * [[EngineStateCodec]]). Callbacks are named classes, not lambdas, so the codec can recognise them.
  */
-final case class EngineWiring(newEngine: () => RowWindowEngine, objects: Seq[AnyRef]) {
+final case class EngineWiring(newEngine: () => RowWindowEngine, evaluator: Option[AggregateEvaluator],
+    objects: Seq[AnyRef]) {
   lazy val codec: EngineStateCodec = new EngineStateCodec(objects)
 }
 
@@ -94,16 +102,13 @@ final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializ
  * rows of equal time are interchangeable. Counts what the engine accepted and rejected.
  */
 final class EngineFeeder(spec: WindowSpec, input: Seq[Attribute], order: Attribute, signal: Option[Attribute],
-    tiesAllowed: Boolean) {
+    tiesAllowed: Boolean) extends FedRows {
   private val orderOrdinal = input.indexWhere(_.exprId == order.exprId)
   private val orderType = order.dataType
   private val signalOrdinal = signal.map(s => input.indexWhere(_.exprId == s.exprId)).getOrElse(-1)
   private val signalType = signal.map(_.dataType).orNull
   private val signalToScala: Any => Any = spec.signalConverter(signalType)
   private var previousOrder: Any = null
-  var accepted = 0L
-  var rejected = 0L
-  var nullOrders = 0L
 
   /** Arrival order of rows of one key: by order_by, rows with a null order_by first. */
   lazy val arrivalOrdering: Ordering[InternalRow] =

@@ -5,12 +5,13 @@ import scala.collection.mutable
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.encoders.{ExpressionEncoder, RowEncoder}
-import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BoundReference, InterpretedOrdering, SortOrder}
+import org.apache.spark.sql.types.LongType
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import streamwin.engine.{RowBag, RowWindowEngine}
+import streamwin.engine.{KeyedWindowOperator, RowBag, RowWindowEngine}
 
 /** What moves a streaming key's time on besides its own rows. */
 sealed trait StreamClock extends Serializable
@@ -26,8 +27,11 @@ object StreamClock {
 /**
  * The streaming host: Spark's `transformWithState` calls it per key and micro-batch, and it runs
  * the same engine as the batch execs over the key's new rows, in arrival order (order_by, or event
- * time, within the micro-batch; micro-batches arrive in order). Between micro-batches the key's
- * engine lives in the state store (one ValueState, see [[streamwin.engine.EngineStateCodec]]);
+ * time, within the micro-batch; micro-batches arrive in order). Time windows without policies are
+ * fed slices instead (`sliceOrdinal`: the rows are Spark's partial aggregates per key and slice of
+ * the micro-batch, see [[SliceFeeder]]). Between micro-batches the key's state lives in the state
+ * store: typed (the open windows and their buffers, [[StoredSliceWindows]]) for slice-fed windows,
+ * else the engine as bytes (one ValueState, see [[streamwin.engine.EngineStateCodec]]);
  * a timer at the engine's next deadline brings it back when the watermark (or processing time)
  * passes, so windows of idle keys close too. A stream has no end: no `partial` teardown windows.
  * `metrics` (created on the driver, updated by every task) count rows as the batch execs do, summed
@@ -43,14 +47,25 @@ final class WindowStatefulProcessor(
     signal: Option[Attribute],
     tiesAllowed: Boolean,
     clock: StreamClock,
-    val metrics: Map[String, SQLMetric]) extends StatefulProcessor[Row, Row, Row] {
+    val metrics: Map[String, SQLMetric],
+    sliceOrdinal: Option[Int] = None) extends StatefulProcessor[Row, Row, Row] {
 
+  // Each key's engine, Java-serialized (windows fed rows), or its typed windows (fed slices).
   @transient private var engineState: ValueState[Array[Byte]] = _
+  @transient private var windowsState: ValueState[Row] = _
+  // The timer the current key registered, as its typed state says (fed slices).
+  @transient private var storedTimer: Option[Long] = None
   @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
   @transient private var currentKey: InternalRow = InternalRow.empty
   @transient private lazy val wiring = blueprint.wire(() => currentKey, row => pending += row)
   @transient private lazy val feeder =
     new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
+  @transient private lazy val sliceFeeder = sliceOrdinal.map { ordinal =>
+    (new SliceFeeder(blueprint.spec, wiring.evaluator.get, ordinal, inOrder = false),
+      new InterpretedOrdering(Seq(SortOrder(BoundReference(ordinal, LongType, nullable = true), Ascending))))
+  }
+  @transient private lazy val fed: FedRows = sliceFeeder.map(_._1).getOrElse(feeder)
+  @transient private lazy val storedWindows = new StoredSliceWindows(wiring.evaluator.get)
   // transformWithState hands over external Rows; the engine works on InternalRows (code-generated
   // conversions both ways; the serializer reuses its row, so rows the engine keeps are copied).
   @transient private lazy val keyToInternal = encoder(keys).createSerializer()
@@ -60,19 +75,55 @@ final class WindowStatefulProcessor(
   private def encoder(attrs: Seq[Attribute]): ExpressionEncoder[Row] =
     ExpressionEncoder(RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true))
 
+  // A checkpoint of the same query written when its rows were fed one by one (an earlier streamwin)
+  // holds engines under `engine`: slice-fed windows check it for keys they do not know.
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     engineState = getHandle.getValueState[Array[Byte]]("engine", Encoders.BINARY, TTLConfig.NONE)
+    if (sliceOrdinal.isDefined) {
+      windowsState = getHandle.getValueState[Row](StoredSliceWindows.StateName, storedWindows.stateEncoder, TTLConfig.NONE)
+    }
+  }
+
+  private def storedEngine(): Option[RowWindowEngine] =
+    if (windowsState == null) {
+      if (engineState.exists()) Some(wiring.codec.decode(engineState.get())) else None
+    } else if (windowsState.exists()) {
+      val engine = startedEngine()
+      storedTimer = storedWindows.restore(windowsState.get(), sliceOperator(engine))
+      Some(engine)
+    } else {
+      storedTimer = None
+      if (engineState.exists()) {
+        throw new IllegalStateException("streamwin: this streaming checkpoint holds window state written by an " +
+          "earlier streamwin version, which fed this window row by row; this version pre-aggregates its rows " +
+          "and cannot continue that state. Start the query with a new checkpoint location")
+      }
+      None
+    }
+
+  private def sliceOperator(engine: RowWindowEngine): KeyedWindowOperator = engine match {
+    case op: KeyedWindowOperator => op
+    case other => throw new IllegalStateException(s"slices feed the window operator, not ${other.getClass.getName}")
   }
 
   override def handleInputRows(key: Row, inputRows: Iterator[Row], timerValues: TimerValues): Iterator[Row] = {
     enterKey(key)
-    val engine = if (engineState.exists()) wiring.codec.decode(engineState.get()) else startedEngine()
+    val engine = storedEngine().getOrElse(startedEngine())
     val before = EngineCounts(engine)
     advance(engine, timerValues)
     val rows = inputRows.map(r => rowToInternal(r).copy()).toArray
-    java.util.Arrays.sort(rows, feeder.arrivalOrdering) // stable
-    feeder.startKey()
-    rows.foreach(feeder.feed(engine, _))
+    sliceFeeder match {
+      case Some((slices, bySlice)) =>
+        // Slices of this micro-batch, by start (several map tasks may each send one of the same start).
+        java.util.Arrays.sort(rows, bySlice)
+        val operator = sliceOperator(engine)
+        rows.foreach(slices.partial(operator, _))
+        slices.flush(operator)
+      case None =>
+        java.util.Arrays.sort(rows, feeder.arrivalOrdering) // stable
+        feeder.startKey()
+        rows.foreach(feeder.feed(engine, _))
+    }
     keep(engine, timerValues, expired = None)
     account(before, engine)
     drain()
@@ -80,9 +131,8 @@ final class WindowStatefulProcessor(
 
   override def handleExpiredTimer(key: Row, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo)
       : Iterator[Row] = {
-    if (!engineState.exists()) return Iterator.empty
     enterKey(key)
-    val engine = wiring.codec.decode(engineState.get())
+    val engine = storedEngine().getOrElse(return Iterator.empty)
     val before = EngineCounts(engine)
     advance(engine, timerValues)
     keep(engine, timerValues, Some(expiredTimerInfo.getExpiryTimeInMs()))
@@ -105,10 +155,8 @@ final class WindowStatefulProcessor(
     metrics("numOutputRows") += pending.size
     metrics("windowsEmitted") += after.emitted - before.emitted
     metrics("spillSize") += after.spilledBytes - before.spilledBytes
-    RowAccounting.record(metrics, feeder, late, passed, inNoWindow)
-    feeder.accepted = 0
-    feeder.rejected = 0
-    feeder.nullOrders = 0
+    RowAccounting.record(metrics, fed, late, passed, inNoWindow)
+    fed.resetCounts()
   }
 
   private def enterKey(key: Row): Unit =
@@ -137,18 +185,24 @@ final class WindowStatefulProcessor(
    */
   private def keep(engine: RowWindowEngine, timerValues: TimerValues, expired: Option[Long]): Unit = {
     val handle = getHandle
-    if (clock != StreamClock.Rows) handle.listTimers().foreach(t => if (!expired.contains(t)) handle.deleteTimer(t))
-    val time = now(timerValues)
-    if (time.exists(engine.forgettable)) {
-      engineState.clear()
+    val forget = now(timerValues).exists(engine.forgettable)
+    val deadline = engine.nextDeadline
+    // Timers are in ms; the window closes once the clock reaches the deadline (µs).
+    val timer = if (forget || clock == StreamClock.Rows || deadline == Long.MaxValue) None
+      else Some(Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1))
+    // Typed state knows the key's timer; an engine's must be listed.
+    val registered: Seq[Long] =
+      if (clock == StreamClock.Rows) Nil
+      else if (windowsState != null) storedTimer.toSeq
+      else handle.listTimers().toSeq
+    registered.foreach(t => if (!expired.contains(t) && !timer.contains(t)) handle.deleteTimer(t))
+    timer.foreach(t => if (!expired.contains(t) && !registered.contains(t)) handle.registerTimer(t))
+    if (windowsState != null) {
+      // A timer equal to the expired one is not registered again (Spark deletes it).
+      if (forget) windowsState.clear()
+      else windowsState.update(storedWindows.snapshot(sliceOperator(engine), timer.filterNot(expired.contains)))
     } else {
-      engineState.update(wiring.codec.encode(engine))
-      val deadline = engine.nextDeadline
-      if (clock != StreamClock.Rows && deadline != Long.MaxValue) {
-        // Timers are in ms; the window closes once the clock reaches the deadline (µs).
-        val timerMs = Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1)
-        if (!expired.contains(timerMs)) handle.registerTimer(timerMs)
-      }
+      if (forget) engineState.clear() else engineState.update(wiring.codec.encode(engine))
     }
     // The key's state now lives in the state store: release what its decoded engine held (its row
     // bags count against the task's memory budget and may have spill files).

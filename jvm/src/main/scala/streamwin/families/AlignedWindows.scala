@@ -69,6 +69,16 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
   override def planSelect(policies: WindowPolicies): SelectPlan =
     if (policies.replaysRows) SelectPlan.ReplayRows else SelectPlan.TagByTime(this)
 
+  // Processing-time windows place rows by the micro-batch's clock, not by a column. Lateness and late
+  // rows matter in a stream (rows arrive out of order across micro-batches): they need each row's time.
+  override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[Expression] =
+    if (processingTime || policies != WindowPolicies.Default) None
+    else planGroupBy(policies, columns) match {
+      case GroupByPlan.HashPerWindow(windowStart, _) => Some(windowStart)
+      case GroupByPlan.Slices(slice, Nil, true) => Some(slice)
+      case _ => None
+    }
+
   override def family(policies: WindowPolicies): WindowFamily = AlignedWindows(this, policies.lateness, policies.emitEmpty)
 }
 

@@ -1,6 +1,7 @@
 package streamwin.spec
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.StreamWindow
@@ -38,6 +39,14 @@ trait WindowSpec extends Serializable {
 
   /** How a groupBy over this window runs on batch data. */
   def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan
+
+  /**
+   * Over a stream, the slice (start, µs) into which a groupBy's rows are pre-aggregated within each
+   * micro-batch before the shuffle, by Spark's partial aggregation, for families that place such
+   * slices as they place rows (a micro-batch may bring slices older than the last one, see
+   * [[streamwin.engine.Slice.inOrder]]). None: every row goes to the window operator.
+   */
+  def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[Expression] = None
 
   /** How a select of this window runs (on batch data; over a stream, every select replays rows). */
   def planSelect(policies: WindowPolicies): SelectPlan

@@ -1,0 +1,188 @@
+package streamwin
+
+import scala.collection.mutable
+import scala.collection.mutable.ArrayBuffer
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, GenericInternalRow, JoinedRow,
+  UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, Count, Max, Sum}
+import org.apache.spark.sql.catalyst.expressions.Literal
+import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.unsafe.types.UTF8String
+import org.scalatest.funsuite.AnyFunSuite
+
+import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine}
+import streamwin.execution.{EngineFeeder, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
+import streamwin.families.TimeWindowSpec
+import streamwin.spec.{WindowColumns, WindowPolicies}
+
+/**
+ * A stream's time windows without policies are fed slices pre-aggregated per micro-batch (Spark's
+ * partial aggregation per key and slice, see `WindowSpec.streamSlice`) instead of rows. This suite
+ * drives both feeds the way the streaming processor does (micro-batches cut at random, rows late
+ * by up to 25 s across micro-batches, Spark's watermark with a random delay, the engine kept
+ * between micro-batches (fed slices: as its typed state, through the state variable's encoder), timers at its deadline, a closing no-data batch) and requires the same
+ * windows in the same order, the same late and skipped rows, and the same deadlines. Each slice is
+ * split into one to three partial rows, as several map tasks send them.
+ */
+class StreamSliceParitySuite extends AnyFunSuite {
+  import EngineParitySuite.{S, generate, input, k, ts, v, timeWindow, Case}
+
+  private val functions: Seq[AggregateFunction] = Seq(Sum(v), Count(v), Max(v))
+  private val results = functions.map(f => AttributeReference(f.prettyName, f.dataType)())
+  private val output: Seq[Attribute] = k +: timeWindow +: results
+
+  private val families = Seq(
+    "tumbling 10s" -> TimeWindowSpec("sw_tumbling", 10 * S, 10 * S, 0),
+    "tumbling 6s offset -2s" -> TimeWindowSpec("sw_tumbling", 6 * S, 6 * S, -2 * S),
+    "hopping 10s step 4s" -> TimeWindowSpec("sw_hopping", 10 * S, 4 * S, 0),
+    "hopping 9s step 3s offset 1s" -> TimeWindowSpec("sw_hopping", 9 * S, 3 * S, 1 * S),
+    "hopping 3s step 7s (gaps)" -> TimeWindowSpec("sw_hopping", 3 * S, 7 * S, 0),
+    "timer 10s (ingest_time)" -> TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0))
+
+  for ((label, spec) <- families; seed <- 1 to 12) {
+    test(s"slices fed per micro-batch = rows fed per micro-batch: $label, seed $seed") {
+      val c = Case("slices", s"$label | seed $seed", spec, WindowPolicies.Default, select = false, ts, Some(ts),
+        tiesAllowed = true, eventTime = true, (20, 60), seqTies = false, flagOneIn = 5)
+      val rows = generate(c)
+      val rnd = new Random(seed * 7919L)
+      val chunks = 2 + rnd.nextInt(4)
+      val cuts = (Seq(0, rows.size) ++ rnd.shuffle((1 until rows.size).toList).take(chunks - 1)).sorted
+      val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq
+      val delay = Seq(0L, 2 * S, 5 * S, 12 * S)(rnd.nextInt(4))
+      val byRows = new Stream(c, slices = false).run(batches, delay, rnd.nextLong())
+      val bySlices = new Stream(c, slices = true).run(batches, delay, rnd.nextLong())
+      assert(bySlices.mkString("\n") == byRows.mkString("\n"))
+      assert(byRows.exists(_.contains(" final ")), "the case outputs windows")
+    }
+  }
+
+  test("the slice of a stream's time window is its family's: none under policies or processing time") {
+    val columns = WindowColumns(ts, None, None)
+    val hopping = TimeWindowSpec("sw_hopping", 10 * S, 4 * S, 0)
+    assert(hopping.streamSlice(WindowPolicies.Default, columns).isDefined)
+    assert(hopping.streamSlice(WindowPolicies.Default.copy(lateness = S), columns).isEmpty)
+    assert(hopping.streamSlice(WindowPolicies.Default.copy(latePassthrough = true), columns).isEmpty)
+    assert(hopping.streamSlice(WindowPolicies.Default.copy(emitUpdate = true), columns).isEmpty)
+    assert(hopping.streamSlice(WindowPolicies.Default.copy(arrivalOrder = true), WindowColumns(ts, None, Some(v))).isEmpty)
+    assert(TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0, processingTime = true)
+      .streamSlice(WindowPolicies.Default, columns).isEmpty)
+  }
+
+  /** One feed of a case, micro-batch by micro-batch, as the streaming processor calls the engine. */
+  private final class Stream(c: Case, slices: Boolean) {
+    private val lines = ArrayBuffer[String]()
+    private var key: InternalRow = null
+    private val withCount = functions :+ Count(Literal(1))
+    // The partial aggregation's output: key, slice start, each function's buffer.
+    private val slice = AttributeReference("_sw_slice", LongType)()
+    private val partialAttrs: Seq[Attribute] = Seq(k, slice) ++ withCount.flatMap(_.inputAggBufferAttributes)
+    private val blueprint =
+      if (slices) WindowEngineBlueprint(c.spec, c.policies, partialAttrs, output, Some((withCount, withCount.map(_ => None))),
+        slices = true)
+      else WindowEngineBlueprint(c.spec, c.policies, input, output, Some((functions, functions.map(_ => None))))
+    private val sliceOf = UnsafeProjection.create(
+      Seq(c.spec.streamSlice(c.policies, WindowColumns(ts, None, None)).get), input)
+    private val toUnsafe = UnsafeProjection.create(input.map(_.dataType).toArray)
+    private val partialRow = UnsafeProjection.create(partialAttrs.map(_.dataType).toArray)
+    private var accepted, rejected, nullOrders = 0L
+
+    private def render(r: InternalRow): Unit = {
+      val w = r.getStruct(1, 3)
+      def long(i: Int) = if (r.isNullAt(i)) "null" else r.getLong(i).toString
+      lines += s"${r.getUTF8String(0)} ${w.getLong(0) / 1e6}..${w.getLong(1) / 1e6} ${w.getUTF8String(2)} " +
+        s"${long(2)} ${long(3)} ${long(4)}"
+    }
+
+    /** The partial rows map tasks would send for one key's rows of a micro-batch (a slice split among 1-3 tasks). */
+    private def partials(rowsOfKey: Seq[InternalRow], rnd: Random): Seq[InternalRow] = {
+      val evaluator = new AggregateEvaluator(withCount, withCount.map(_ => None), input)
+      rowsOfKey.groupBy(r => { val s = sliceOf(r); if (s.isNullAt(0)) None else Some(s.getLong(0)) }).toSeq
+        .flatMap { case (start, rs) =>
+          rs.groupBy(_ => rnd.nextInt(1 + rnd.nextInt(3))).values.map { part =>
+            val buffer = evaluator.newBuffer()
+            part.foreach(evaluator.update(buffer, _))
+            partialRow(new JoinedRow(new GenericInternalRow(Array[Any](key.getUTF8String(0), start.orNull)), buffer)).copy()
+          }
+        }
+        .sortBy(_ => rnd.nextInt()) // as they reach the processor: in no order
+    }
+
+    // A slice-fed key's typed state (StoredSliceWindows), per task as the processor makes it.
+    private val typed = mutable.Map[String, org.apache.spark.sql.Row]()
+    private val storedByWiring = mutable.Map[AnyRef, StoredSliceWindows]()
+    private def stored(wiring: streamwin.execution.EngineWiring): StoredSliceWindows =
+      storedByWiring.getOrElseUpdate(wiring, new StoredSliceWindows(wiring.evaluator.get))
+
+    def run(batches: Seq[Seq[InternalRow]], delay: Long, seed: Long): Seq[String] = {
+      val rnd = new Random(seed)
+      val state = mutable.TreeMap[String, (Array[Byte], Option[Long])]()
+      var maxSeen: Option[Long] = None
+      val tsOrdinal = input.indexOf(ts)
+      for ((batch, b) <- (batches.map(Some(_)) :+ None).zipWithIndex) {
+        val watermark = maxSeen.map(m => Math.floorDiv(m, 1000L) - delay / 1000L).filter(_ > 0).map(_ * 1000L)
+        val wiring = blueprint.wire(() => key, render) // a new task
+        val rowFeeder = new EngineFeeder(c.spec, input, c.order, c.signal, c.tiesAllowed)
+        val sliceFeeder = new SliceFeeder(c.spec, wiring.evaluator.get, sliceOrdinal = 1, inOrder = false)
+
+        def visit(name: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
+          key = new GenericInternalRow(Array[Any](UTF8String.fromString(name)))
+          val engine: RowWindowEngine = state.get(name) match {
+            case Some((bytes, _)) if !slices => wiring.codec.decode(bytes)
+            case Some(_) =>
+              val e = wiring.newEngine(); e.startKey()
+              stored(wiring).restore(typed(name), e.asInstanceOf[KeyedWindowOperator])
+              e
+            case None => val e = wiring.newEngine(); e.startKey(); e
+          }
+          // The counters of this call (typed state does not keep them: the processor adds each call's to the metrics).
+          val (emittedBefore, lateBefore) = (engine.windowsEmitted, engine.rowsLate)
+          watermark.foreach(engine.advanceTo)
+          if (slices) {
+            val operator = engine.asInstanceOf[KeyedWindowOperator]
+            partials(rowsOfKey, rnd).sortBy(r => if (r.isNullAt(1)) Long.MinValue else r.getLong(1))
+              .foreach(sliceFeeder.partial(operator, _))
+            sliceFeeder.flush(operator)
+          } else {
+            rowFeeder.startKey()
+            rowsOfKey.map(toUnsafe(_).copy()).sortBy(r => if (r.isNullAt(tsOrdinal)) Long.MinValue else r.getLong(tsOrdinal))
+              .foreach(rowFeeder.feed(engine, _))
+          }
+          val deadline = engine.nextDeadline
+          if (watermark.exists(engine.forgettable)) { state.remove(name); typed.remove(name) }
+          else {
+            val timer = Some(deadline).filter(_ != Long.MaxValue)
+              .map(d => Math.floorDiv(d, 1000L) + (if (Math.floorMod(d, 1000L) == 0) 0 else 1)).filterNot(expired.contains)
+            if (slices) {
+              // Through the state variable's encoder, as the state store keeps it.
+              val store = stored(wiring)
+              val internal = store.stateEncoder.createSerializer()(store.snapshot(engine.asInstanceOf[KeyedWindowOperator], timer))
+              typed(name) = store.stateEncoder.resolveAndBind().createDeserializer()(internal.copy())
+              state(name) = (Array.emptyByteArray, timer)
+            } else {
+              state(name) = (wiring.codec.encode(engine), timer)
+            }
+          }
+          lines += s"~${b + 1} $name dl=$deadline n=${engine.windowsEmitted - emittedBefore}/${engine.rowsLate - lateBefore}"
+          engine.startKey()
+        }
+        val byKey = batch.getOrElse(Nil).groupBy(r => r.getUTF8String(1).toString)
+        for (name <- byKey.keys.toSeq.sorted) visit(name, byKey(name), None)
+        watermark.foreach { w =>
+          for ((name, (_, Some(ms))) <- state.toSeq if ms * 1000L <= w) visit(name, Nil, Some(ms))
+        }
+        val fed = if (slices) sliceFeeder else rowFeeder
+        accepted += fed.accepted
+        rejected += fed.rejected
+        nullOrders += fed.nullOrders
+        batch.getOrElse(Nil).foreach { r =>
+          if (!r.isNullAt(tsOrdinal)) maxSeen = Some(maxSeen.fold(r.getLong(tsOrdinal))(math.max(_, r.getLong(tsOrdinal))))
+        }
+      }
+      lines += s"= fed=$accepted/$rejected/$nullOrders"
+      lines.toSeq
+    }
+  }
+}
