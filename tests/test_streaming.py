@@ -321,7 +321,8 @@ def test_streaming_row_accounting_counts_every_row(spark, tmp_path):
 @pytest.mark.parametrize("window_of", [
     lambda: sw.tumbling("ts", "10 seconds"),
     lambda: sw.hopping("ts", "20 seconds", "10 seconds"),
-], ids=["tumbling", "hopping"])
+    lambda: sw.session("ts", "5 seconds"),
+], ids=["tumbling", "hopping", "session"])
 def test_time_windows_without_policies_pre_aggregate_each_micro_batch(spark, tmp_path, window_of):
     # Each micro-batch's rows are partially aggregated per (key, slice) before the shuffle, as in
     # batch; a late row (its windows closed by the key's own progress) and a row without a time are

@@ -15,11 +15,11 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine}
 import streamwin.execution.{EngineFeeder, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
-import streamwin.families.TimeWindowSpec
-import streamwin.spec.{WindowColumns, WindowPolicies}
+import streamwin.families.{SessionWindowSpec, TimeWindowSpec}
+import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
 
 /**
- * A stream's time windows without policies are fed slices pre-aggregated per micro-batch (Spark's
+ * A stream's time windows and sessions without policies are fed slices pre-aggregated per micro-batch (Spark's
  * partial aggregation per key and slice, see `WindowSpec.streamSlice`) instead of rows. This suite
  * drives both feeds the way the streaming processor does (micro-batches cut at random, rows late
  * by up to 25 s across micro-batches, Spark's watermark with a random delay, the engine kept
@@ -34,32 +34,41 @@ class StreamSliceParitySuite extends AnyFunSuite {
   private val results = functions.map(f => AttributeReference(f.prettyName, f.dataType)())
   private val output: Seq[Attribute] = k +: timeWindow +: results
 
-  private val families = Seq(
+  private val families: Seq[(String, WindowSpec)] = Seq(
     "tumbling 10s" -> TimeWindowSpec("sw_tumbling", 10 * S, 10 * S, 0),
     "tumbling 6s offset -2s" -> TimeWindowSpec("sw_tumbling", 6 * S, 6 * S, -2 * S),
     "hopping 10s step 4s" -> TimeWindowSpec("sw_hopping", 10 * S, 4 * S, 0),
     "hopping 9s step 3s offset 1s" -> TimeWindowSpec("sw_hopping", 9 * S, 3 * S, 1 * S),
     "hopping 3s step 7s (gaps)" -> TimeWindowSpec("sw_hopping", 3 * S, 7 * S, 0),
-    "timer 10s (ingest_time)" -> TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0))
+    "timer 10s (ingest_time)" -> TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0),
+    "session 5s" -> SessionWindowSpec(5 * S, dynamicGap = false, None),
+    "session 2s" -> SessionWindowSpec(2 * S, dynamicGap = false, None))
 
-  for ((label, spec) <- families; seed <- 1 to 12) {
-    test(s"slices fed per micro-batch = rows fed per micro-batch: $label, seed $seed") {
-      val c = Case("slices", s"$label | seed $seed", spec, WindowPolicies.Default, select = false, ts, Some(ts),
-        tiesAllowed = true, eventTime = true, (20, 60), seqTies = false, flagOneIn = 5)
-      val rows = generate(c)
-      val rnd = new Random(seed * 7919L)
-      val chunks = 2 + rnd.nextInt(4)
-      val cuts = (Seq(0, rows.size) ++ rnd.shuffle((1 until rows.size).toList).take(chunks - 1)).sorted
-      val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq
-      val delay = Seq(0L, 2 * S, 5 * S, 12 * S)(rnd.nextInt(4))
-      val byRows = new Stream(c, slices = false).run(batches, delay, rnd.nextLong())
-      val bySlices = new Stream(c, slices = true).run(batches, delay, rnd.nextLong())
-      assert(bySlices.mkString("\n") == byRows.mkString("\n"))
-      assert(byRows.exists(_.contains(" final ")), "the case outputs windows")
+  for ((label, spec) <- families) {
+    test(s"slices fed per micro-batch = rows fed per micro-batch: $label, 12 seeds") {
+      val outputs = (1 to 12).map { seed =>
+        val c = Case("slices", s"$label | seed $seed", spec, WindowPolicies.Default, select = false, ts, Some(ts),
+          tiesAllowed = true, eventTime = true, (20, 60), seqTies = false, flagOneIn = 5)
+        val rows = generate(c)
+        val rnd = new Random(seed * 7919L)
+        val chunks = 2 + rnd.nextInt(4)
+        val cuts = (Seq(0, rows.size) ++ rnd.shuffle((1 until rows.size).toList).take(chunks - 1)).sorted
+        val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq
+        val delay = Seq(0L, 2 * S, 5 * S, 12 * S)(rnd.nextInt(4))
+        val byRows = new Stream(c, slices = false).run(batches, delay, rnd.nextLong())
+        val bySlices = new Stream(c, slices = true).run(batches, delay, rnd.nextLong())
+        withClue(s"seed $seed, ${batches.size} micro-batches, watermark delay ${delay / S} s: ") {
+          assert(bySlices.mkString("\n") == byRows.mkString("\n"))
+        }
+        byRows
+      }
+      // The cases are not vacuous: windows close and rows are late.
+      assert(outputs.exists(_.exists(_.contains(" final "))))
+      assert(outputs.exists(_.exists(l => l.startsWith("~") && !l.endsWith("/0"))), "some rows are late")
     }
   }
 
-  test("the slice of a stream's time window is its family's: none under policies or processing time") {
+  test("a stream's slices are its family's: none under policies, processing time, max_duration or a dynamic gap") {
     val columns = WindowColumns(ts, None, None)
     val hopping = TimeWindowSpec("sw_hopping", 10 * S, 4 * S, 0)
     assert(hopping.streamSlice(WindowPolicies.Default, columns).isDefined)
@@ -69,13 +78,19 @@ class StreamSliceParitySuite extends AnyFunSuite {
     assert(hopping.streamSlice(WindowPolicies.Default.copy(arrivalOrder = true), WindowColumns(ts, None, Some(v))).isEmpty)
     assert(TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0, processingTime = true)
       .streamSlice(WindowPolicies.Default, columns).isEmpty)
+    assert(SessionWindowSpec(5 * S, dynamicGap = false, None).streamSlice(WindowPolicies.Default, columns).isDefined)
+    assert(SessionWindowSpec(5 * S, dynamicGap = false, Some(20 * S)).streamSlice(WindowPolicies.Default, columns).isEmpty)
+    assert(SessionWindowSpec(0, dynamicGap = true, None).streamSlice(WindowPolicies.Default, columns).isEmpty)
+    assert(SessionWindowSpec(5 * S, dynamicGap = false, None)
+      .streamSlice(WindowPolicies.Default.copy(emitUpdate = true), columns).isEmpty)
   }
 
   /** One feed of a case, micro-batch by micro-batch, as the streaming processor calls the engine. */
   private final class Stream(c: Case, slices: Boolean) {
     private val lines = ArrayBuffer[String]()
     private var key: InternalRow = null
-    private val withCount = functions :+ Count(Literal(1))
+    private val slicing = c.spec.streamSlice(c.policies, WindowColumns(ts, None, None)).get
+    private val withCount = functions ++ slicing.hidden :+ Count(Literal(1))
     // The partial aggregation's output: key, slice start, each function's buffer.
     private val slice = AttributeReference("_sw_slice", LongType)()
     private val partialAttrs: Seq[Attribute] = Seq(k, slice) ++ withCount.flatMap(_.inputAggBufferAttributes)
@@ -83,8 +98,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
       if (slices) WindowEngineBlueprint(c.spec, c.policies, partialAttrs, output, Some((withCount, withCount.map(_ => None))),
         slices = true)
       else WindowEngineBlueprint(c.spec, c.policies, input, output, Some((functions, functions.map(_ => None))))
-    private val sliceOf = UnsafeProjection.create(
-      Seq(c.spec.streamSlice(c.policies, WindowColumns(ts, None, None)).get), input)
+    private val sliceOf = UnsafeProjection.create(Seq(slicing.slice), input)
     private val toUnsafe = UnsafeProjection.create(input.map(_.dataType).toArray)
     private val partialRow = UnsafeProjection.create(partialAttrs.map(_.dataType).toArray)
     private var accepted, rejected, nullOrders = 0L

@@ -275,8 +275,16 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
  */
 @SerialVersionUID(-2351406824737739974L)
 final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends EventTimeFamily {
-  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    val reach = time + spec.gap
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    join(time, time + spec.gap, row, op, op.contents.kept())(op.enter(_, row))
+
+  /**
+   * The session of rows at `time` reaching to `reach`: they join every open session within a gap
+   * (merging them), or open one (with `contents`) when none is open there and theirs is not dropped
+   * yet; otherwise they are late (`lateRow` goes to the operator).
+   */
+  private def join(time: Long, reach: Long, lateRow: InternalRow, op: KeyedWindowOperator, contents: => WindowContents)(
+      enter: WindowEntry => Unit): Boolean = {
     // Open sessions within a gap of the row (Spark's merge rule, as the batch session engine):
     // starting at or before time + gap and ending at or after time.
     val touching = new mutable.ArrayBuffer[WindowEntry]
@@ -287,10 +295,10 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
       if (s.end >= time) touching += s else scanning = false
     }
     if (touching.isEmpty && op.reached(reach + lateness)) {
-      op.late(time, reach, row)
+      op.late(time, reach, lateRow)
       return false
     }
-    val session = if (touching.isEmpty) new WindowEntry(time, reach, op.contents.kept()) else touching.last
+    val session = if (touching.isEmpty) new WindowEntry(time, reach, contents) else touching.last
     touching.foreach(s => op.state.removeWindow(s.start))
     touching.iterator.filter(_ ne session).foreach { s =>
       session.contents.absorb(s.contents)
@@ -300,15 +308,22 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
     session.start = math.min(session.start, time)
     session.end = math.max(session.end, reach)
     op.state.putWindow(session)
-    op.enter(session, row)
+    enter(session)
     true
   }
 
   /**
    * A slice of rows that surely share a session (a gap-long bucket): in time order, only the latest
-   * session can be within a gap of it. It joins that one, or opens the next.
+   * session can be within a gap of it. It joins that one, or opens the next. A stream's slices (one
+   * per timestamp, in no order across micro-batches) are placed as their rows would be.
    */
   override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    if (!slice.inOrder) {
+      return join(slice.first, slice.reach, null, op, op.contents.buffered()) { session =>
+        session.contents.mergeSlice(slice.buffer)
+        op.enteredSlice(session, slice)
+      }
+    }
     val latest = op.state.windowsDownFrom(slice.reach)
     val session = if (latest.hasNext) latest.next() else null
     if (session != null && session.end >= slice.first) {

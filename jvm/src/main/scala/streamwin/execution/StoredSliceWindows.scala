@@ -8,8 +8,8 @@ import org.apache.spark.sql.types._
 import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator, WindowEntry}
 
 /**
- * The typed streaming state of a key whose windows are fed slices (time windows without policies,
- * see [[streamwin.spec.WindowSpec.streamSlice]]): one value per key in the state variable
+ * The typed streaming state of a key whose windows are fed slices (time windows and fixed-gap
+ * sessions without policies, see [[streamwin.spec.WindowSpec.streamSlice]]): one value per key in the state variable
  * [[StoredSliceWindows.StateName]], made only of plain columns (no Java serialization), so that
  * `spark.read.format("statestore")` shows it:
  *

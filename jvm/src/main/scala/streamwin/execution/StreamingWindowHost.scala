@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.MetadataBuilder
 
 import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
   WithoutWatermarkMarker}
-import streamwin.spec.{StreamwinErrors, WindowPolicies, WindowSpec}
+import streamwin.spec.{StreamSlices, StreamwinErrors, WindowPolicies, WindowSpec}
 
 /**
  * Plans a window over a streaming DataFrame: the window node becomes Spark's `transformWithState`
@@ -102,13 +102,16 @@ object StreamingWindowHost {
       case agg: WindowAggregate if clock != StreamClock.ProcessingTime => agg.spec.streamSlice(agg.policies, agg.columns)
       case _ => None
     }
-    // Time windows without policies: each micro-batch's rows are pre-aggregated per (key, slice)
+    // Time windows and sessions without policies: each micro-batch's rows are pre-aggregated per (key, slice)
     // before the shuffle, as in batch, and the operator is fed slices; else it is fed every row.
     val (fed, blueprint) = (slice, aggregates) match {
-      case (Some(start), Some((functions, filters))) =>
-        val withCount = functions :+ Count(Literal(1)) // how many rows each slice holds
+      case (Some(StreamSlices(start, hidden)), Some((functions, filters))) =>
+        // The family's hidden aggregates, then how many rows each slice holds.
+        val withCount = functions ++ hidden.map(rebind) :+ Count(Literal(1))
         val partial = SlicePartialAggregate(grouping :+ Alias(rebind(start), "_sw_slice")(),
-          withCount.zip(filters :+ None).map { case (f, filter) => AggregateExpression(f, Complete, isDistinct = false, filter) },
+          withCount.zip(filters ++ withCount.drop(filters.size).map(_ => None)).map { case (f, filter) =>
+            AggregateExpression(f, Complete, isDistinct = false, filter)
+          },
           input)
         (partial, WindowEngineBlueprint(r.spec, r.policies, partial.output, outputAttrs,
           Some((withCount, withCount.map(_ => None))), slices = true))

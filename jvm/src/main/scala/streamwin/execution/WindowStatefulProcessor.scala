@@ -27,7 +27,7 @@ object StreamClock {
 /**
  * The streaming host: Spark's `transformWithState` calls it per key and micro-batch, and it runs
  * the same engine as the batch execs over the key's new rows, in arrival order (order_by, or event
- * time, within the micro-batch; micro-batches arrive in order). Time windows without policies are
+ * time, within the micro-batch; micro-batches arrive in order). Windows that slice (streamSlice) are
  * fed slices instead (`sliceOrdinal`: the rows are Spark's partial aggregates per key and slice of
  * the micro-batch, see [[SliceFeeder]]). Between micro-batches the key's state lives in the state
  * store: typed (the open windows and their buffers, [[StoredSliceWindows]]) for slice-fed windows,

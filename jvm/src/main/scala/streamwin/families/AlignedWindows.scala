@@ -71,11 +71,11 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
 
   // Processing-time windows place rows by the micro-batch's clock, not by a column. Lateness and late
   // rows matter in a stream (rows arrive out of order across micro-batches): they need each row's time.
-  override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[Expression] =
+  override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[StreamSlices] =
     if (processingTime || policies != WindowPolicies.Default) None
     else planGroupBy(policies, columns) match {
-      case GroupByPlan.HashPerWindow(windowStart, _) => Some(windowStart)
-      case GroupByPlan.Slices(slice, Nil, true) => Some(slice)
+      case GroupByPlan.HashPerWindow(windowStart, _) => Some(StreamSlices(windowStart, Nil))
+      case GroupByPlan.Slices(slice, Nil, true) => Some(StreamSlices(slice, Nil))
       case _ => None
     }
 

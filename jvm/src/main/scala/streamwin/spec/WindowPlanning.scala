@@ -50,6 +50,13 @@ object GroupByPlan {
   final case class Slices(slice: Expression, hidden: Seq[AggregateFunction], preAggregate: Boolean) extends GroupByPlan
 }
 
+/**
+ * How a groupBy's rows over a stream are pre-aggregated within each micro-batch, before the shuffle
+ * (see [[WindowSpec.streamSlice]]): per (key, `slice`) start, with the family's `hidden` aggregates
+ * after the user's (a row count follows them), as [[GroupByPlan.Slices]]. A null slice skips the row.
+ */
+final case class StreamSlices(slice: Expression, hidden: Seq[AggregateFunction])
+
 /** How a select of a window runs on batch data. */
 sealed trait SelectPlan
 

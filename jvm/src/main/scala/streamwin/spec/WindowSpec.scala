@@ -1,7 +1,6 @@
 package streamwin.spec
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.StreamWindow
@@ -46,7 +45,7 @@ trait WindowSpec extends Serializable {
    * slices as they place rows (a micro-batch may bring slices older than the last one, see
    * [[streamwin.engine.Slice.inOrder]]). None: every row goes to the window operator.
    */
-  def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[Expression] = None
+  def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[StreamSlices] = None
 
   /** How a select of this window runs (on batch data; over a stream, every select replays rows). */
   def planSelect(policies: WindowPolicies): SelectPlan
