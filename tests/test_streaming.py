@@ -442,6 +442,60 @@ def test_typed_window_state_is_readable_with_the_statestore_reader(spark, tmp_pa
     assert engines.count() == 0
 
 
+def test_checkpoints_of_row_fed_windows_continue_with_pre_aggregation_off(spark, tmp_path):
+    # Before policy-free windows were pre-aggregated per micro-batch, their rows were fed one by one
+    # and each key's engine was kept (state `engine`). With the setting off, such a checkpoint continues
+    # exactly; with it on, the query fails with a message naming the setting, instead of misreading it.
+    conf = "spark.streamwin.streaming.preAggregate"
+    rng = random.Random(SEED + 3)
+    rows = _with_sentinels(_rows(rng, 50), watermark=True)
+    arrival = sorted(rows, key=lambda r: (r[1], r[2]))
+    folder, checkpoint, sink = tmp_path / "in", tmp_path / "checkpoint", tmp_path / "out"
+    half = len(arrival) // 2
+    _write_splits(folder, arrival[:half], [half // 2])
+    build = _agg(lambda: sw.hopping("ts", "20 seconds", "10 seconds"))
+
+    def run() -> None:
+        query = (build(_source(spark, folder, "10 minutes")).writeStream.format("parquet").option("path", str(sink))
+                 .option("checkpointLocation", str(checkpoint)).outputMode("append").start())
+        try:
+            _wait_until_idle(query)
+        finally:
+            query.stop()
+
+    spark.conf.set(conf, "false")
+    try:
+        run()
+        engines = spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint))
+        assert engines.count() > 0
+        for i, (lo, hi) in enumerate([(half, half + 10), (half + 10, len(arrival))]):
+            path = folder / f"later-{i}.json"
+            path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n"
+                                    for r in arrival[lo:hi]))
+            os.utime(path, (2_000_000 + i, 2_000_000 + i))
+        spark.conf.set(conf, "true")
+        with pytest.raises(Exception, match=conf):
+            run()
+        spark.conf.set(conf, "false")
+        run()
+    finally:
+        spark.conf.unset(conf)
+    streamed = spark.read.parquet(str(sink)).collect()
+    batch = build(_batch(spark, rows)).collect()
+    assert Counter(map(_key, [r for r in streamed if r.k != "zz"])) == \
+        Counter(map(_key, [r for r in batch if r.k != "zz"]))
+
+
+def test_pre_aggregation_setting_must_be_a_boolean(spark, tmp_path):
+    spark.conf.set("spark.streamwin.streaming.preAggregate", "sometimes")
+    try:
+        src = spark.readStream.schema(SCHEMA).json(str(tmp_path)).withColumn("ts", F.timestamp_seconds("s"))
+        with pytest.raises(AnalysisException, match="spark.streamwin.streaming.preAggregate must be true or false"):
+            src.groupBy("k", sw.tumbling("ts", "10 seconds")).count()
+    finally:
+        spark.conf.unset("spark.streamwin.streaming.preAggregate")
+
+
 def _committed(checkpoint: Path) -> int:
     commits = checkpoint / "commits"
     return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0

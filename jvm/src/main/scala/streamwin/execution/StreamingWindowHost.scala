@@ -65,6 +65,7 @@ object StreamingWindowHost {
    */
   def prepare(spec: WindowSpec): StreamWindowMetrics = {
     requireRocksDb(spec.function)
+    preAggregates(spec.function)
     new StreamWindowMetrics(WindowMetrics.create(SparkContext.getOrCreate()))
   }
 
@@ -99,7 +100,8 @@ object StreamingWindowHost {
     val aggregates = r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) }
     val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
     val slice = node match {
-      case agg: WindowAggregate if clock != StreamClock.ProcessingTime => agg.spec.streamSlice(agg.policies, agg.columns)
+      case agg: WindowAggregate if clock != StreamClock.ProcessingTime && preAggregates(r.spec.function) =>
+        agg.spec.streamSlice(agg.policies, agg.columns)
       case _ => None
     }
     // Time windows and sessions without policies: each micro-batch's rows are pre-aggregated per (key, slice)
@@ -135,6 +137,21 @@ object StreamingWindowHost {
       Alias(byId(remap.get(a).map(_.exprId).getOrElse(a.exprId)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
     }, hosted)
   }
+
+  /**
+   * Session setting: "false" feeds the windows that slice row by row, as streamwin did before they
+   * were pre-aggregated per micro-batch, so that a checkpoint written then continues (its state is
+   * each key's engine, not typed windows). Read when the query is defined and at every micro-batch.
+   */
+  val PreAggregateConf = "spark.streamwin.streaming.preAggregate"
+
+  private def preAggregates(function: String): Boolean =
+    SQLConf.get.getConfString(PreAggregateConf, "true").trim.toLowerCase(java.util.Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case other => throw StreamwinErrors.misuse(function, s"the session setting $PreAggregateConf must be true or " +
+        s"false, not '$other'")
+    }
 
   private def requireRocksDb(function: String): Unit = {
     val provider = SQLConf.get.getConfString("spark.sql.streaming.stateStore.providerClass", "")

@@ -95,8 +95,9 @@ final class WindowStatefulProcessor(
       storedTimer = None
       if (engineState.exists()) {
         throw new IllegalStateException("streamwin: this streaming checkpoint holds window state written by an " +
-          "earlier streamwin version, which fed this window row by row; this version pre-aggregates its rows " +
-          "and cannot continue that state. Start the query with a new checkpoint location")
+          "earlier streamwin version, which fed this window row by row; this version pre-aggregates its rows. " +
+          s"To continue the checkpoint, set ${StreamingWindowHost.PreAggregateConf}=false (rows are then fed one " +
+          "by one, as before); or start the query with a new checkpoint location")
       }
       None
     }
