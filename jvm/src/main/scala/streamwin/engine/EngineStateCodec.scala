@@ -14,6 +14,7 @@ import java.util.IdentityHashMap
  *               equivalent objects in the same order (the host builds both from one blueprint)
  */
 final class EngineStateCodec(wiring: Seq[AnyRef]) {
+  import EngineStateCodec.sameForm
   private val wiringIndex = new IdentityHashMap[AnyRef, Integer]
   private val classes = new java.util.HashMap[String, Class[_]]
   wiring.zipWithIndex.foreach { case (w, i) => wiringIndex.put(w, i) }
@@ -51,6 +52,18 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
           found
         }
       }
+      // A class without a declared serialVersionUID (Spark's InternalRow, for one) gets one computed
+      // from its methods, which differ between Spark lines: a checkpoint written on Spark 4.0 would
+      // not be read on 4.3 although the class stores the same fields. Same fields, same form: read
+      // it with the local class. A class whose fields changed still fails (InvalidClassException).
+      override protected def readClassDescriptor(): ObjectStreamClass = {
+        val written = super.readClassDescriptor()
+        val local = try Option(ObjectStreamClass.lookup(resolveClass(written))) catch {
+          case _: ClassNotFoundException => None
+        }
+        local.filter(l => l.getSerialVersionUID != written.getSerialVersionUID && sameForm(l, written))
+          .getOrElse(written)
+      }
     }
     def otherVersion(cause: String, e: Throwable) = new IllegalStateException(
       "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +
@@ -63,6 +76,14 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
       // State written by an earlier streamwin whose engine classes differ (Engine v2 replaced them).
       case e @ (_: InvalidClassException | _: ClassNotFoundException) => throw otherVersion(e.getMessage, e)
     } finally in.close()
+  }
+}
+
+private object EngineStateCodec {
+  /** Whether two descriptors of one class write the same fields (name and type), so one reads the other's bytes. */
+  def sameForm(local: ObjectStreamClass, written: ObjectStreamClass): Boolean = {
+    def form(c: ObjectStreamClass) = c.getFields.toSeq.map(f => (f.getName, f.getTypeCode, f.getTypeString))
+    !local.forClass.isArray && !local.forClass.isEnum && form(local) == form(written)
   }
 }
 

@@ -1,0 +1,187 @@
+"""Golden checkpoints: streams stopped with open windows, written by a released streamwin, which every
+later streamwin must continue (tests/test_golden_checkpoints.py).
+
+Each case is a file-to-file query over rows of a few keys. The writer runs the first part of the rows
+through it (two micro-batches), so each key ends with open windows in the state store, and stores
+under ``tests/golden_checkpoints/spark-<line>/<case>/``: the checkpoint, the input files it read, the
+rows (all of them, the first ``written`` already read) and what the query output so far. Regenerate
+only for a new Spark line, never over an existing set: they stand for checkpoints users already have.
+
+    python tests/checkpoint_cases.py tests/golden_checkpoints
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+import streamwin as sw
+
+SCHEMA = "k string, s long, seq long, v long, flag boolean"
+FIELDS = ("k", "s", "seq", "v", "flag")
+SENTINEL_S = 2000
+WATERMARK = "10 minutes"
+
+
+def _agg(window_of: Callable[[], object]) -> Callable[[DataFrame], DataFrame]:
+    return lambda df: df.groupBy("k", window_of()).agg(
+        F.sum("v").alias("sv"), F.count("*").alias("n"), F.min("s").alias("lo"), F.max("s").alias("hi"))
+
+
+def _select(window_of: Callable[[], object]) -> Callable[[DataFrame], DataFrame]:
+    return lambda df: df.select("k", "s", "seq", "v", window_of())
+
+
+class Case(NamedTuple):
+    query: Callable[[DataFrame], DataFrame]
+    by_seq: bool  # arrival order is seq, else event time
+    state_variable: str  # where each key's windows are kept
+    closes_on_watermark: bool  # else by rows only (count windows)
+    encoding: str = "unsaferow"  # the state store's encoding (sw.configure(state_encoding=...))
+
+
+CASES: dict[str, Case] = {
+    "tumbling": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, "windows", True),
+    "session": Case(_agg(lambda: sw.session("ts", "6 seconds")), False, "windows", True),
+    "count": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, "engine", False),
+    "tumbling-order-passthrough": Case(_agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq",
+                                                                lateness="5 seconds", late="passthrough")),
+                                       True, "engine", True),
+    "select-session-max-duration": Case(_select(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")),
+                                        False, "engine", True),
+    "tumbling-avro": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, "windows", True, "avro"),
+    "count-avro": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, "engine", False, "avro"),
+}
+ENCODING = "spark.sql.streaming.stateStore.encodingFormat"
+
+
+def rows_of(seed: int, n: int = 48) -> list[tuple]:
+    """Three keys; event times run ahead of arrival (seq) with jitter; a last row of another key far
+    after the data moves the watermark past every window."""
+    rng = random.Random(seed)
+    rows = []
+    for seq in range(n):
+        s = max(0, seq * 4 + rng.randint(-10, 3))
+        rows.append((rng.choice("abc"), s, seq, rng.randint(1, 9), rng.random() < 0.2))
+    return rows + [("zz", SENTINEL_S, n, 1, False)]
+
+
+def arrival(rows: list[tuple], by_seq: bool) -> list[tuple]:
+    return sorted(rows, key=(lambda r: r[2]) if by_seq else (lambda r: (r[1], r[2])))
+
+
+def write_json(path: Path, rows: list[tuple], mtime: float) -> None:
+    path.write_text("".join(json.dumps(dict(zip(FIELDS, r))) + "\n" for r in rows))
+    os.utime(path, (mtime, mtime))
+
+
+def source(spark: SparkSession, folder: Path) -> DataFrame:
+    return (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(folder))
+            .withColumn("ts", F.timestamp_seconds("s")).withWatermark("ts", WATERMARK))
+
+
+def batch(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    return spark.createDataFrame([tuple(r) for r in rows], SCHEMA).withColumn("ts", F.timestamp_seconds("s"))
+
+
+def plain(value: object) -> object:
+    """A JSON-able, comparable form of an output value (timestamps as UTC ISO text, structs as lists)."""
+    if isinstance(value, Row):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime.datetime):
+        return value.replace(tzinfo=None).isoformat()
+    return value
+
+
+def run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, sink: Path) -> None:
+    """Runs the query on its checkpoint until no micro-batch is left (timers included), then stops it."""
+    query = (out.writeStream.format("parquet").option("path", str(sink))
+             .option("checkpointLocation", str(checkpoint)).outputMode("append").start())
+    try:
+        last = -1
+        for _ in range(40):
+            query.processAllAvailable()
+            batch_id = query.lastProgress["batchId"] if query.lastProgress else -1
+            if batch_id == last:
+                break
+            last = batch_id
+            time.sleep(0.5)
+    finally:
+        query.stop()
+
+
+def relocate(checkpoint: Path, written_in: str, moved_to: Path) -> None:
+    """A checkpoint names some of its files by absolute path: the files its source read, and the state
+    schema files of its operators. Points them from ``written_in`` (the folder it was written in) at
+    ``moved_to``, which holds ``checkpoint/`` and ``input/`` as before."""
+    for path in checkpoint.rglob("*"):
+        if not path.is_file() or path.name.startswith(".") or path.suffix in {".zip", ".sst", ".changelog"}:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        if written_in + "/" in text:
+            path.write_text(text.replace(written_in + "/", str(moved_to) + "/"))
+            crc = path.with_name(f".{path.name}.crc")
+            if crc.exists():
+                crc.unlink()  # a stale checksum would fail the read; Hadoop checks none when it is absent
+
+
+def write_case(spark: SparkSession, name: str, target: Path) -> None:
+    case = CASES[name]
+    rows = rows_of(20261125 + sum(map(ord, name)))
+    ordered = arrival(rows, case.by_seq)
+    written = len(ordered) // 2
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp).resolve()
+        (work / "input").mkdir()
+        for i, part in enumerate([ordered[: written // 2], ordered[written // 2: written]]):
+            write_json(work / "input" / f"part-{i:04d}.json", part, 1_000_000 + i)
+        # Read when the query starts, then kept in the checkpoint.
+        spark.conf.set(ENCODING, case.encoding)
+        try:
+            run_to_end(spark, case.query(source(spark, work / "input")), work / "checkpoint", work / "out")
+        finally:
+            spark.conf.unset(ENCODING)
+        output = sorted(json.dumps(plain(r)) for r in spark.read.parquet(str(work / "out")).collect())
+        target.mkdir(parents=True)
+        shutil.copytree(work / "input", target / "input")
+        shutil.copytree(work / "checkpoint", target / "checkpoint")
+    meta = {"spark": spark.version, "streamwin": sw.__version__, "encoding": case.encoding, "written_in": str(work),
+            "written": written}
+    lists = {"rows": [json.dumps(r) for r in ordered], "output": output}
+    (target / "case.json").write_text(
+        "{\n" + "".join(f"{json.dumps(k)}: {json.dumps(v)},\n" for k, v in meta.items())
+        + ",\n".join(f'{json.dumps(k)}: [\n' + ",\n".join(v) + "\n]" for k, v in lists.items()) + "\n}\n")
+
+
+def main(root: str) -> None:
+    builder = (SparkSession.builder.master("local[2]").appName("streamwin-golden-checkpoints")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.enabled", "false"))
+    spark = sw.configure(builder).getOrCreate()
+    line = ".".join(spark.version.split(".")[:2])
+    folder = Path(root) / f"spark-{line}"
+    if folder.exists():
+        raise SystemExit(f"{folder} exists: golden checkpoints stand for checkpoints users have; they are written "
+                         "once per Spark line, never rewritten")
+    for name in CASES:
+        write_case(spark, name, folder / name)
+        print(f"wrote {name} for Spark {spark.version}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).parent / "golden_checkpoints"))
