@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -78,29 +79,38 @@ def rows_of(seed: int, n: int = 48) -> list[tuple]:
 
 
 def arrival(rows: list[tuple], by_seq: bool) -> list[tuple]:
+    """The rows in the order the stream reads them: by seq, or by event time."""
     return sorted(rows, key=(lambda r: r[2]) if by_seq else (lambda r: (r[1], r[2])))
 
 
 def write_json(path: Path, rows: list[tuple], mtime: float) -> None:
+    """One input file of the stream, modified at ``mtime`` (the file source reads files in that order)."""
     path.write_text("".join(json.dumps(dict(zip(FIELDS, r))) + "\n" for r in rows))
     os.utime(path, (mtime, mtime))
 
 
 def source(spark: SparkSession, folder: Path) -> DataFrame:
+    """The stream over ``folder``: a file per micro-batch, with the cases' watermark."""
     return (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(folder))
             .withColumn("ts", F.timestamp_seconds("s")).withWatermark("ts", WATERMARK))
 
 
 def batch(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    """The same rows as a batch DataFrame: what the stream must add up to."""
     return spark.createDataFrame([tuple(r) for r in rows], SCHEMA).withColumn("ts", F.timestamp_seconds("s"))
 
 
 def plain(value: object) -> object:
-    """A JSON-able, comparable form of an output value (timestamps as UTC ISO text, structs as lists)."""
+    """A JSON-able, comparable form of an output value (timestamps as UTC ISO text, structs as lists).
+
+    >>> plain(Row(k="a", n=2))
+    ['a', 2]
+    """
     if isinstance(value, Row):
         return [plain(v) for v in value]
     if isinstance(value, datetime.datetime):
-        return value.replace(tzinfo=None).isoformat()
+        # pyspark gives naive local times, whatever the session's time zone.
+        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None).isoformat()
     return value
 
 
@@ -109,34 +119,54 @@ def run_to_end(spark: SparkSession, out: DataFrame, checkpoint: Path, sink: Path
     query = (out.writeStream.format("parquet").option("path", str(sink))
              .option("checkpointLocation", str(checkpoint)).outputMode("append").start())
     try:
-        last = -1
+        last = None
         for _ in range(40):
             query.processAllAvailable()
-            batch_id = query.lastProgress["batchId"] if query.lastProgress else -1
-            if batch_id == last:
+            batch_id = query.lastProgress["batchId"] if query.lastProgress else None
+            if batch_id is not None and batch_id == last:
                 break
             last = batch_id
             time.sleep(0.5)
+        else:
+            raise AssertionError(f"the query did not settle in 40 rounds (last micro-batch {last})")
     finally:
         query.stop()
 
 
-def relocate(checkpoint: Path, written_in: str, moved_to: Path) -> None:
-    """A checkpoint names some of its files by absolute path: the files its source read, and the state
-    schema files of its operators. Points them from ``written_in`` (the folder it was written in) at
-    ``moved_to``, which holds ``checkpoint/`` and ``input/`` as before."""
-    for path in checkpoint.rglob("*"):
-        if not path.is_file() or path.name.startswith(".") or path.suffix in {".zip", ".sst", ".changelog"}:
+def relocate(checkpoint: Path, written_in: str, moved_to: Path) -> float:
+    """Moves a checkpoint's absolute paths from ``written_in`` (the folder it was written in) to
+    ``moved_to``, which holds ``checkpoint/`` and ``input/`` as before, and gives each input file the
+    modification time the source log recorded for it. Returns the latest of those times (seconds).
+
+    The paths are those of the files the source read (its log) and of the operators' state schema
+    files (their metadata). The times matter because a file's copy (or a fresh clone) is modified
+    now: once a later file moves the source's cutoff (``maxFileAge``, 7 days) past the recorded
+    times, the source forgets them, and would read files with a newer time again.
+    """
+    texts = list((checkpoint / "sources").rglob("*")) + list(checkpoint.glob("state/*/_metadata/**/*"))
+    moved = urllib.parse.quote(str(moved_to))
+    rewritten, latest = 0, 0.0
+    for path in texts:
+        if not path.is_file() or path.name.startswith("."):
             continue
-        try:
-            text = path.read_text()
-        except UnicodeDecodeError:
-            continue
+        text = path.read_text()
         if written_in + "/" in text:
-            path.write_text(text.replace(written_in + "/", str(moved_to) + "/"))
+            path.write_text(text.replace(written_in + "/", moved + "/"))
+            rewritten += 1
             crc = path.with_name(f".{path.name}.crc")
             if crc.exists():
                 crc.unlink()  # a stale checksum would fail the read; Hadoop checks none when it is absent
+    for log in (checkpoint / "sources").rglob("*"):
+        if log.is_file() and not log.name.startswith("."):
+            for line in log.read_text().splitlines()[1:]:
+                entry = json.loads(line)
+                seconds = entry["timestamp"] / 1000
+                name = entry["path"].rsplit("/", 1)[-1]
+                os.utime(moved_to / "input" / name, (seconds, seconds))
+                latest = max(latest, seconds)
+    if rewritten < 2 or latest == 0.0:
+        raise AssertionError(f"no source log or operator metadata named {written_in} in {checkpoint}")
+    return latest
 
 
 def write_case(spark: SparkSession, name: str, target: Path) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections import Counter
 from pathlib import Path
 
 import pyspark
 import pytest
+from pyspark.sql import SparkSession
 
 from checkpoint_cases import CASES, batch, plain, relocate, run_to_end, source, write_json
 
@@ -35,7 +35,7 @@ def _line(version: str) -> tuple[int, int]:
 RESTORABLE = [(line, name) for line in WRITTEN_ON if _line(line) <= _line(pyspark.__version__) for name in CASES]
 
 
-def test_every_golden_set_holds_every_case():
+def test_every_golden_set_holds_every_case() -> None:
     for line in WRITTEN_ON:
         for name in CASES:
             meta = json.loads((GOLDEN / f"spark-{line}" / name / "case.json").read_text())
@@ -50,13 +50,14 @@ def _without_sentinel(outputs: list) -> Counter:
 
 
 @pytest.mark.parametrize("line,name", RESTORABLE, ids=[f"spark-{line}-{name}" for line, name in RESTORABLE])
-def test_golden_checkpoint_continues_to_the_batch_result(spark, tmp_path, line, name):
+def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tmp_path: Path, line: str,
+                                                         name: str) -> None:
     case = CASES[name]
     golden = GOLDEN / f"spark-{line}" / name
     meta = json.loads((golden / "case.json").read_text())
     shutil.copytree(golden / "checkpoint", tmp_path / "checkpoint")
     shutil.copytree(golden / "input", tmp_path / "input")
-    relocate(tmp_path / "checkpoint", meta["written_in"], tmp_path)
+    read_until = relocate(tmp_path / "checkpoint", meta["written_in"], tmp_path)
 
     # The checkpoint was stopped with open windows: its keys' state is there to continue from.
     held = spark.read.format("statestore").option("stateVarName", case.state_variable).load(str(tmp_path / "checkpoint"))
@@ -64,13 +65,17 @@ def test_golden_checkpoint_continues_to_the_batch_result(spark, tmp_path, line, 
 
     rows = [tuple(r) for r in meta["rows"]]
     later = rows[meta["written"]:]
-    now = time.time()
     for i, part in enumerate([later[: len(later) // 2], later[len(later) // 2:]]):
-        write_json(tmp_path / "input" / f"later-{i:04d}.json", part, now + i)
+        write_json(tmp_path / "input" / f"later-{i:04d}.json", part, read_until + 1 + i)
     # The session's encoding is Spark's default: the checkpoint's own (recorded there) applies.
     run_to_end(spark, case.query(source(spark, tmp_path / "input")), tmp_path / "checkpoint", tmp_path / "out")
 
     # The files themselves: the sink's own log begins at the restored micro-batch, not at 0.
+    # It went on in the encoding it began with. (Few micro-batches: the file sink's own log begins at
+    # the restored one, and could not compact at its 10th without the earlier entries.)
+    newest = max((tmp_path / "checkpoint" / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
+    assert f'"spark.sql.streaming.stateStore.encodingFormat":"{case.encoding}"' in newest.read_text()
+    assert int(newest.name) < 9
     continued = [plain(r) for r in spark.read.parquet(str(tmp_path / "out" / "*.parquet")).collect()]
     assert continued, "the restored query output nothing"
     streamed = _without_sentinel(meta["output"] + continued)

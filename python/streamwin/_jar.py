@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pyspark.sql import SparkSession
 
@@ -109,7 +109,9 @@ _STATE_ENCODING_KEY = "spark.sql.streaming.stateStore.encodingFormat"
 STATE_ENCODINGS = ("unsaferow", "avro")
 
 
-def configure(builder: SparkSession.Builder, state_encoding: Optional[str] = None) -> SparkSession.Builder:
+def configure(
+    builder: SparkSession.Builder, state_encoding: Optional[Literal["unsaferow", "avro"]] = None
+) -> SparkSession.Builder:
     """Add the streamwin jar matching the installed Spark to a SparkSession builder and return it.
 
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
@@ -136,6 +138,8 @@ def configure(builder: SparkSession.Builder, state_encoding: Optional[str] = Non
         >>> spark.conf.get("spark.jars").endswith("_2.13.jar")
         True
         >>> spark.conf.get("spark.sql.streaming.stateStore.providerClass").endswith("RocksDBStateStoreProvider")
+        True
+        >>> isinstance(sw.configure(SparkSession.builder, state_encoding="avro"), SparkSession.Builder)
         True
         >>> sw.configure(SparkSession.builder, state_encoding="json")
         Traceback (most recent call last):

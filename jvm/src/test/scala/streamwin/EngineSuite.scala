@@ -281,4 +281,75 @@ class EngineSuite extends AnyFunSuite {
       Seq(1, 3, 7).foreach(every => assert(run(every) == uninterrupted, s"$name (select: $select), stored every $every rows"))
     }
   }
+
+  /** The bytes with another serialVersionUID for every class descriptor whose name `patch` selects. */
+  private def withOtherSerialNumbers(bytes: Array[Byte], patch: String => Boolean): (Array[Byte], Seq[String]) = {
+    val out = bytes.clone()
+    val patched = scala.collection.mutable.ArrayBuffer[String]()
+    var i = 0
+    while (i + 3 < out.length) {
+      // TC_CLASSDESC, the class name (modified UTF-8, 2-byte length), then the 8-byte serialVersionUID.
+      if (out(i) == 0x72) {
+        val length = ((out(i + 1) & 0xff) << 8) | (out(i + 2) & 0xff)
+        if (i + 3 + length + 8 <= out.length) {
+          val name = new String(out, i + 3, length, java.nio.charset.StandardCharsets.UTF_8)
+          if (name.matches("[\\w.$]+") && patch(name)) {
+            out(i + 3 + length + 7) = (out(i + 3 + length + 7) ^ 0x5a).toByte
+            patched += name
+          }
+        }
+      }
+      i += 1
+    }
+    (out, patched.toSeq)
+  }
+
+  test("stored engines read Spark's classes by their fields across Spark lines; a changed streamwin class is refused") {
+    val t = AttributeReference("t", LongType)()
+    val s = 1000000L
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val aggregates = Seq(Sum(v), Count(v))
+    val results = aggregates.map(f => AttributeReference(f.prettyName, f.dataType)())
+    // Retained rows (GenericInternalRow, UTF8String in the output kind) and per-row buffers.
+    for ((spec, policies) <- Seq[(streamwin.spec.WindowSpec, WindowPolicies)](
+        (CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),
+        (TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0), WindowPolicies(arrivalOrder = true, lateness = 3 * s)))) {
+      val out = scala.collection.mutable.ArrayBuffer[String]()
+      val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, Seq(v, t), window +: results,
+        Some((aggregates, aggregates.map(_ => None))))
+      def run(between: Array[Byte] => Array[Byte]): Seq[String] = {
+        out.clear()
+        var wired = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
+        var engine = wired.newEngine()
+        engine.startKey()
+        (0 until 40).foreach { i =>
+          if (i == 20) {
+            val bytes = between(wired.codec.encode(engine))
+            wired = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
+            engine = wired.codec.decode(bytes)
+          }
+          val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else i * 3 * s
+          engine.addRow(i.toLong, signal, new GenericInternalRow(Array[Any](i.toLong, i * 3L)))
+        }
+        out.toSeq
+      }
+      val asWritten = run(identity)
+      var sparkClasses = Seq.empty[String]
+      val otherLine = run { bytes =>
+        val (patched, names) = withOtherSerialNumbers(bytes, _.startsWith("org.apache.spark."))
+        sparkClasses = names
+        patched
+      }
+      assert(sparkClasses.contains("org.apache.spark.sql.catalyst.InternalRow"), sparkClasses)
+      assert(otherLine == asWritten, spec)
+      val refused = intercept[IllegalStateException](run { bytes =>
+        val (patched, names) = withOtherSerialNumbers(bytes, _ == classOf[KeyedWindowOperator].getName)
+        assert(names.nonEmpty)
+        patched
+      })
+      assert(refused.getMessage.contains("another streamwin version or on another Spark line") &&
+        refused.getMessage.contains(classOf[KeyedWindowOperator].getName), refused.getMessage)
+    }
+  }
 }

@@ -14,7 +14,7 @@ import java.util.IdentityHashMap
  *               equivalent objects in the same order (the host builds both from one blueprint)
  */
 final class EngineStateCodec(wiring: Seq[AnyRef]) {
-  import EngineStateCodec.sameForm
+  import EngineStateCodec.readsAcrossLines
   private val wiringIndex = new IdentityHashMap[AnyRef, Integer]
   private val classes = new java.util.HashMap[String, Class[_]]
   wiring.zipWithIndex.foreach { case (w, i) => wiringIndex.put(w, i) }
@@ -52,39 +52,48 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
           found
         }
       }
-      // A class without a declared serialVersionUID (Spark's InternalRow, for one) gets one computed
-      // from its methods, which differ between Spark lines: a checkpoint written on Spark 4.0 would
-      // not be read on 4.3 although the class stores the same fields. Same fields, same form: read
-      // it with the local class. A class whose fields changed still fails (InvalidClassException).
+      // A class without a declared serialVersionUID (Spark's InternalRow, UTF8String, Decimal, …) gets
+      // one computed from its methods, which differ between Spark lines: state written on Spark 4.0
+      // would not be read on 4.3 although the class stores the same fields. Same fields, same form:
+      // read it with the local class (an Externalizable one reads its own form; a form that changed
+      // fails as a corrupt stream below). streamwin's classes pin theirs: a mismatch there is real.
       override protected def readClassDescriptor(): ObjectStreamClass = {
         val written = super.readClassDescriptor()
         val local = try Option(ObjectStreamClass.lookup(resolveClass(written))) catch {
           case _: ClassNotFoundException => None
         }
-        local.filter(l => l.getSerialVersionUID != written.getSerialVersionUID && sameForm(l, written))
+        local.filter(l => l.getSerialVersionUID != written.getSerialVersionUID && readsAcrossLines(l, written))
           .getOrElse(written)
       }
     }
     def otherVersion(cause: String, e: Throwable) = new IllegalStateException(
-      "streamwin: this streaming checkpoint holds window state written by another streamwin version, " +
-        s"whose window engine this version cannot read ($cause); start the query with a new " +
+      "streamwin: this streaming checkpoint holds window state written by another streamwin version or on " +
+        s"another Spark line, which this version cannot read ($cause); start the query with a new " +
         "checkpoint location (the state of open windows cannot be carried over)", e)
     try in.readObject() match {
       case engine: RowWindowEngine => engine
       case other => throw otherVersion(s"found a ${other.getClass.getName}", null)
     } catch {
-      // State written by an earlier streamwin whose engine classes differ (Engine v2 replaced them).
-      case e @ (_: InvalidClassException | _: ClassNotFoundException) => throw otherVersion(e.getMessage, e)
+      // A class whose stored fields differ (InvalidClassException), that is gone, or whose own form
+      // changed (a corrupt stream).
+      case e @ (_: ObjectStreamException | _: ClassNotFoundException | _: EOFException) => throw otherVersion(e.toString, e)
     } finally in.close()
   }
 }
 
 private object EngineStateCodec {
-  /** Whether two descriptors of one class write the same fields (name and type), so one reads the other's bytes. */
-  def sameForm(local: ObjectStreamClass, written: ObjectStreamClass): Boolean = {
-    def form(c: ObjectStreamClass) = c.getFields.toSeq.map(f => (f.getName, f.getTypeCode, f.getTypeString))
-    !local.forClass.isArray && !local.forClass.isEnum && form(local) == form(written)
+  /**
+   * Whether bytes written under another computed serialVersionUID of a class read with the local
+   * class: it declares none (so the number changed with its methods) and writes the same fields.
+   */
+  def readsAcrossLines(local: ObjectStreamClass, written: ObjectStreamClass): Boolean = {
+    val cls = local.forClass
+    def fields(c: ObjectStreamClass) = c.getFields.toSeq.map(f => (f.getName, f.getTypeCode, f.getTypeString))
+    !cls.isArray && !cls.isEnum && !pinsSerialVersion(cls) && fields(local) == fields(written)
   }
+
+  private def pinsSerialVersion(cls: Class[_]): Boolean =
+    try { cls.getDeclaredField("serialVersionUID"); true } catch { case _: NoSuchFieldException => false }
 }
 
 /** Stands for the wiring object at `index` in an encoded engine. */

@@ -84,23 +84,31 @@ final class WindowStatefulProcessor(
     }
   }
 
+  // One read per variable: a ValueState's exists() is a get() (a state store read and a decode), and
+  // get() gives null for a key without state.
   private def storedEngine(): Option[RowWindowEngine] =
     if (windowsState == null) {
-      if (engineState.exists()) Some(wiring.codec.decode(engineState.get())) else None
-    } else if (windowsState.exists()) {
-      val engine = startedEngine()
-      storedTimer = storedWindows.restore(windowsState.get(), sliceOperator(engine))
-      Some(engine)
+      Option(engineState.get()).map(wiring.codec.decode)
     } else {
-      storedTimer = None
-      if (engineState.exists()) {
-        throw new IllegalStateException("streamwin: this streaming checkpoint holds window state written by an " +
-          "earlier streamwin version, which fed this window row by row; this version pre-aggregates its rows. " +
-          s"To continue the checkpoint, set ${StreamingWindowHost.PreAggregateConf}=false (rows are then fed one " +
-          "by one, as before); or start the query with a new checkpoint location")
-      }
-      None
+      val stored = windowsState.get()
+      if (stored != null) {
+        val engine = startedEngine()
+        storedTimer = storedWindows.restore(stored, sliceOperator(engine))
+        Some(engine)
+      } else withoutStoredWindows()
     }
+
+  /** A key without typed windows: a new key, or one an earlier streamwin kept as an engine (it fails). */
+  private def withoutStoredWindows(): Option[RowWindowEngine] = {
+    storedTimer = None
+    if (engineState.exists()) {
+      throw new IllegalStateException("streamwin: this streaming checkpoint holds window state written by an " +
+        "earlier streamwin version, which fed this window row by row; this version pre-aggregates its rows. " +
+        s"To continue the checkpoint, set ${StreamingWindowHost.PreAggregateConf}=false (rows are then fed one " +
+        "by one, as before); or start the query with a new checkpoint location")
+    }
+    None
+  }
 
   private def sliceOperator(engine: RowWindowEngine): KeyedWindowOperator = engine match {
     case op: KeyedWindowOperator => op
