@@ -4,8 +4,8 @@ later streamwin must continue (tests/test_golden_checkpoints.py).
 Each case is a file-to-file query over rows of a few keys. The writer runs the first part of the rows
 through it (two micro-batches), so each key ends with open windows in the state store, and stores
 under ``tests/golden_checkpoints/spark-<line>/<case>/``: the checkpoint, the input files it read, the
-rows (all of them, the first ``written`` already read) and what the query output so far. Regenerate
-only for a new Spark line, never over an existing set: they stand for checkpoints users already have.
+rows (all of them, the first ``written`` already read) and what the query output so far. Existing cases
+are never rewritten (they stand for checkpoints users already have): the writer adds the missing ones.
 
     python tests/checkpoint_cases.py tests/golden_checkpoints
 """
@@ -61,6 +61,10 @@ CASES: dict[str, Case] = {
                                        True, "engine", True),
     "select-session-max-duration": Case(_select(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")),
                                         False, "engine", True),
+    "sliding": Case(_agg(lambda: sw.sliding("ts", "10 seconds")), False, "engine", True),
+    "interval": Case(_agg(lambda: sw.interval("ts", "10 seconds", creation_period="5 seconds", discard_age="10 seconds")),
+                     False, "engine", True),
+    "split": Case(_agg(lambda: sw.split("flag", order_by="seq")), True, "engine", False),
     "tumbling-avro": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, "windows", True, "avro"),
     "count-avro": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, "engine", False, "avro"),
 }
@@ -204,12 +208,13 @@ def main(root: str) -> None:
     spark = sw.configure(builder).getOrCreate()
     line = ".".join(spark.version.split(".")[:2])
     folder = Path(root) / f"spark-{line}"
-    if folder.exists():
-        raise SystemExit(f"{folder} exists: golden checkpoints stand for checkpoints users have; they are written "
-                         "once per Spark line, never rewritten")
+    # A case written once stands for checkpoints users have: it is never rewritten, only new cases are added.
     for name in CASES:
-        write_case(spark, name, folder / name)
-        print(f"wrote {name} for Spark {spark.version}")
+        if (folder / name).exists():
+            print(f"kept {name} for Spark {line}")
+        else:
+            write_case(spark, name, folder / name)
+            print(f"wrote {name} for Spark {spark.version}")
     spark.stop()
 
 
