@@ -311,7 +311,7 @@ class EngineSuite extends AnyFunSuite {
       "start bigint, end bigint, kind string"))()
     val aggregates = Seq(Sum(v), Count(v))
     val results = aggregates.map(f => AttributeReference(f.prettyName, f.dataType)())
-    // Retained rows (GenericInternalRow, UTF8String in the output kind) and per-row buffers.
+    // Retained rows and per-row buffers: Spark rows of longs (strings and decimals are not exercised here).
     for ((spec, policies) <- Seq[(streamwin.spec.WindowSpec, WindowPolicies)](
         (CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),
         (TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0), WindowPolicies(arrivalOrder = true, lateness = 3 * s)))) {

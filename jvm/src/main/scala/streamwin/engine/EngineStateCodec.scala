@@ -56,7 +56,7 @@ final class EngineStateCodec(wiring: Seq[AnyRef]) {
       // one computed from its methods, which differ between Spark lines: state written on Spark 4.0
       // would not be read on 4.3 although the class stores the same fields. Same fields, same form:
       // read it with the local class (an Externalizable one reads its own form; a form that changed
-      // fails as a corrupt stream below). streamwin's classes pin theirs: a mismatch there is real.
+      // fails as a corrupt stream below). A class that pins its number fails on a mismatch: a real change.
       override protected def readClassDescriptor(): ObjectStreamClass = {
         val written = super.readClassDescriptor()
         val local = try Option(ObjectStreamClass.lookup(resolveClass(written))) catch {
