@@ -1,5 +1,6 @@
 package streamwin
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
@@ -351,5 +352,27 @@ class EngineSuite extends AnyFunSuite {
       assert(refused.getMessage.contains("another streamwin version or on another Spark line") &&
         refused.getMessage.contains(classOf[KeyedWindowOperator].getName), refused.getMessage)
     }
+  }
+
+  test("every class a stored engine can hold pins its serialVersionUID (a computed one changes with its methods)") {
+    val location = java.nio.file.Paths.get(classOf[KeyedWindowOperator].getProtectionDomain.getCodeSource.getLocation.toURI)
+    val packages = Seq("streamwin/engine/", "streamwin/families/")
+    val files: Seq[String] =
+      if (java.nio.file.Files.isDirectory(location)) {
+        packages.flatMap { dir =>
+          val listing = java.nio.file.Files.list(location.resolve(dir))
+          try listing.iterator.asScala.map(dir + _.getFileName.toString).toList finally listing.close()
+        }
+      } else {
+        val jar = new java.util.jar.JarFile(location.toFile)
+        try jar.entries.asScala.map(_.getName).filter(n => packages.exists(n.startsWith)).toList finally jar.close()
+      }
+    val classes = files.filter(f => f.endsWith(".class") && !f.contains("$anon") && !f.endsWith("$.class"))
+      .map(f => f.stripSuffix(".class").replace('/', '.')) :+ classOf[streamwin.execution.NewRowBag].getName
+    val serializable = classes.map(Class.forName(_, false, getClass.getClassLoader))
+      .filter(c => classOf[java.io.Serializable].isAssignableFrom(c) && !c.isInterface)
+    val unpinned = serializable.filter(c => scala.util.Try(c.getDeclaredField("serialVersionUID")).isFailure)
+    assert(serializable.size > 20 && serializable.exists(_ == classOf[RowWindowEngine]), serializable)
+    assert(unpinned.isEmpty, s"pin them with the number they were released with (serialver): ${unpinned.map(_.getName)}")
   }
 }

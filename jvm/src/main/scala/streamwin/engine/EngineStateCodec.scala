@@ -97,4 +97,5 @@ private object EngineStateCodec {
 }
 
 /** Stands for the wiring object at `index` in an encoded engine. */
+@SerialVersionUID(7158690600090649061L)
 private final case class WiringReference(index: Int)

@@ -348,6 +348,7 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
  * a window; the latest slice is held apart in the key's record, because a cut at or before its first
  * row moves it into the next session (eKuiper keeps rows at the cut time for the next window).
  */
+@SerialVersionUID(7652600329510614256L)
 final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
   // Event-time order is the arrival order; the signal is the dynamic gap. A row without a positive
   // gap is in no session: skipped, and its time moves nothing (as a null slice in batch).
@@ -477,6 +478,7 @@ final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
 }
 
 /** What a key's cut session remembers besides its window: its first row, the next check time, and its latest slice. */
+@SerialVersionUID(-2275489095421886752L)
 final class CutSessionRecord extends ContentsRecord with Serializable {
   var firstTime = 0L
   var nextCheck = Long.MaxValue

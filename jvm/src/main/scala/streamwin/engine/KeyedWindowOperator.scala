@@ -24,9 +24,9 @@ import streamwin.spec.WindowPolicies
  * It reads and writes windows only through its [[WindowState]].
  *
  * The operator, its families and its state are a stream's Java-serialized engine state until that
- * state is typed: the operator and its state pin the serialVersionUID they were released with (fields
- * may only be added); classes that pin none are read by their stored fields ([[EngineStateCodec]]),
- * so their methods may change but not their fields.
+ * state is typed: each class pins the serialVersionUID it was released with (EngineSuite checks), so
+ * methods may change without breaking checkpoints (fields may only be added). Spark's classes in it
+ * pin none and are read by their stored fields ([[EngineStateCodec]]).
  */
 @SerialVersionUID(4768179361919009927L)
 final class KeyedWindowOperator(

@@ -27,6 +27,7 @@ trait SequenceFamily extends WindowFamily {
 }
 
 /** Where a count family is in the key's rows. */
+@SerialVersionUID(4213729054562993785L)
 final class CountRecord extends Serializable {
   var rows = 0L
   var oldestRetained = 0L
@@ -50,6 +51,7 @@ final class CountRecord extends Serializable {
  * `count_trigger` outputs the rows held as `partial` once they reach N and drops them, so each
  * output's start and end are the first and last order_by value of the rows it holds.
  */
+@SerialVersionUID(-6561843486164992612L)
 final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) extends SequenceFamily {
   override def newRecord(): AnyRef = new CountRecord
 
@@ -126,6 +128,7 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
 }
 
 /** How many rows an overlapping count family has seen. */
+@SerialVersionUID(-5603451091086707706L)
 final class RowCount extends Serializable { var rows = 0L }
 
 /**
@@ -137,6 +140,7 @@ final class RowCount extends Serializable { var rows = 0L }
  * (their start in the state is that row index), are `final` at their size-th row and `partial` at
  * the end of the input.
  */
+@SerialVersionUID(-4457611951676499045L)
 final case class OverlappingCountWindows(spec: CountWindowSpec) extends SequenceFamily {
   override def newRecord(): AnyRef = new RowCount
 
@@ -164,6 +168,7 @@ final case class OverlappingCountWindows(spec: CountWindowSpec) extends Sequence
  * Where a data family is in the key's rows: how many rows the open window holds since it began, and
  * what the family remembers between rows (see [[DataWindowSpec.boundary]]).
  */
+@SerialVersionUID(-4054999702086576160L)
 final class DataRecord(var state: Any) extends Serializable {
   var members = 0
 }
@@ -192,6 +197,7 @@ object DataBoundary {
  * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
  * goes on); each output's start and end are the first and last order_by value of its rows.
  */
+@SerialVersionUID(-6828291867660875862L)
 final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
   override def newRecord(): AnyRef = new DataRecord(spec.initialState)
 

@@ -54,6 +54,7 @@ object SliceBounds {
  * slices before its start, plus the newest slice when the window holds it: O(1) amortised merges per
  * slice whatever the number of windows sharing it.
  */
+@SerialVersionUID(5041686886604367190L)
 final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
   private val fifo = new FifoAggregator(evaluator)
   private val times = new scala.collection.mutable.ArrayDeque[Long]

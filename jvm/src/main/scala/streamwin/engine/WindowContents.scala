@@ -62,6 +62,7 @@ final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput, 
 }
 
 /** groupBy contents of overlapping count windows: they share one FIFO of per-row buffers. */
+@SerialVersionUID(4096124594571195384L)
 final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) extends WindowContents {
   private val fifo = new FifoAggregator(evaluator)
   override def append(row: InternalRow): Unit = {

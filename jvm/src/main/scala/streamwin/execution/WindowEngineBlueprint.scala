@@ -90,6 +90,7 @@ final class TaggedOutput(writer: WindowRowWriter, out: OutputSink) extends Windo
 }
 
 /** New, empty bags of the input's rows. */
+@SerialVersionUID(-7030091004616447092L)
 final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializable {
   override def apply(): RowBag = new RowBag(types)
 }

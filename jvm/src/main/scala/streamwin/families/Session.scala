@@ -96,6 +96,7 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
 }
 
 /** A slice of one timestamp reaching to its time + its largest gap. */
+@SerialVersionUID(-3522217734632465855L)
 private final case class DynamicGapBounds(gapSlot: Int) extends SliceBounds {
   override def fill(s: Slice): Unit = {
     s.first = s.time
@@ -105,6 +106,7 @@ private final case class DynamicGapBounds(gapSlot: Int) extends SliceBounds {
 }
 
 /** A bucket from its earliest to its latest row, reaching a gap past the latest. */
+@SerialVersionUID(3422126843196117314L)
 private final case class FixedGapBounds(minSlot: Int, maxSlot: Int, gap: Long) extends SliceBounds {
   override def fill(s: Slice): Unit = {
     s.first = s.buffer.getLong(minSlot)
