@@ -368,6 +368,15 @@ BAD_POLICIES = [
     ("null lateness", lambda: F.call_function("sw_tumbling", F.col("ts"), F.lit("1 second"), F.lit("lateness"),
                                               F.lit(None)),
      r"sw_tumbling: argument `lateness` must be a duration.*not NULL"),
+    ("idle_timeout on sliding windows", lambda: sw.sliding("ts", "10 seconds", idle_timeout="1 minute"),
+     r"sw_sliding: argument `idle_timeout` is not available for sw_sliding: it outputs and flushes what a window "
+     r"holds, as count_trigger does, and sliding windows overlap and share their rows"),
+    ("idle_timeout on end-aligned count windows", lambda: sw.count(3, order_by="seq", align="end", idle_timeout="1 minute"),
+     r"sw_count: argument `idle_timeout` is not available for sw_count"),
+    ("idle_timeout not a duration", lambda: sw.tumbling("ts", "10 seconds", idle_timeout="soon"),
+     r"sw_tumbling: argument `idle_timeout` must be a duration.*cannot parse 'soon'"),
+    ("zero idle_timeout", lambda: sw.session("ts", "5 seconds", idle_timeout="0 seconds"),
+     r"sw_session: argument `idle_timeout` must be"),
     ("partition_by in groupBy", lambda: sw.tumbling("ts", "10 seconds", emit="update", partition_by="k"),
      r"sw_tumbling: argument `partition_by` is only for select"),
 ]

@@ -28,12 +28,18 @@ Event-time policies (keyword arguments, the same names in SQL and Scala; KX and 
   multiples it passed; every window still outputs its ``final`` when it closes. On a stream the
   watermark moving an idle key's progress counts the same way. Tumbling, hopping, session (fixed
   gap, no ``max_duration``) and cumulate windows only; not with ``emit="update"``.
+- ``idle_timeout`` (duration of processing time; KX's temporal timeout for idle streams): on a stream,
+  when a key has held rows that long with nothing output for it, what each of its open windows holds
+  is output with ``kind = "partial"`` and cleared; the windows stay open and output the rest later
+  (more ``partial`` rows, then ``final``). Where ``count_trigger`` applies. A batch DataFrame has no
+  processing time: there it changes nothing.
 
 ``tumbling`` and ``hopping`` take every policy; ``cumulate`` all but ``emit_empty``; ``sliding``
 all but ``count_trigger``, ``emit_empty`` and ``emit_every``; ``session`` (fixed gap, no
 ``max_duration``) all but ``emit_empty``; ``timer`` ``emit``, ``count_trigger`` and ``emit_empty``;
 ``interval`` ``late`` and ``emit`` (its lateness is ``discard_age``); count windows (start-aligned)
-and data windows ``emit`` and ``count_trigger``. Any other combination is an ``AnalysisException`` that says why.
+and data windows ``emit`` and ``count_trigger``; ``idle_timeout`` goes wherever ``count_trigger`` does.
+Any other combination is an ``AnalysisException`` that says why.
 
 Every function also works on a streaming DataFrame (``spark.readStream``): Spark's
 ``transformWithState`` hosts the same engine, with each key's open windows in the state store
@@ -114,6 +120,7 @@ def tumbling(
     count_trigger: Optional[int] = None,
     emit_empty: Optional[bool] = None,
     emit_every: Optional[DurationLike] = None,
+    idle_timeout: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -131,7 +138,7 @@ def tumbling(
         Window length, e.g. ``"10 seconds"``.
     offset : str or datetime.timedelta, optional
         Shift of the window grid from the epoch (may be negative).
-    order_by, lateness, late, emit, count_trigger, emit_empty, emit_every
+    order_by, lateness, late, emit, count_trigger, emit_empty, emit_every, idle_timeout
         Event-time policies (see the module documentation): with any of them, each key's rows are
         replayed one by one in arrival order.
     partition_by : column name(s) or Column(s), optional
@@ -168,7 +175,8 @@ def tumbling(
     """
     return _window("sw_tumbling", [_to_col(time), _duration("size", size)], {
         "offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-        "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every, "partition_by": partition_by,
+        "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every,
+        "idle_timeout": idle_timeout, "partition_by": partition_by,
         **policies})
 
 
@@ -185,6 +193,7 @@ def hopping(
     count_trigger: Optional[int] = None,
     emit_empty: Optional[bool] = None,
     emit_every: Optional[DurationLike] = None,
+    idle_timeout: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -210,7 +219,8 @@ def hopping(
         "sw_hopping",
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-         "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every, "partition_by": partition_by,
+         "count_trigger": count_trigger, "emit_empty": emit_empty, "emit_every": emit_every,
+         "idle_timeout": idle_timeout, "partition_by": partition_by,
          **policies},
     )
 
@@ -227,6 +237,7 @@ def cumulate(
     emit: Optional[str] = None,
     count_trigger: Optional[int] = None,
     emit_every: Optional[DurationLike] = None,
+    idle_timeout: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -252,7 +263,8 @@ def cumulate(
         "sw_cumulate",
         [_to_col(time), _duration("size", size), _duration("step", step)],
         {"offset": offset, "order_by": order_by, "lateness": lateness, "late": late, "emit": emit,
-         "count_trigger": count_trigger, "emit_every": emit_every, "partition_by": partition_by, **policies},
+         "count_trigger": count_trigger, "emit_every": emit_every, "idle_timeout": idle_timeout,
+         "partition_by": partition_by, **policies},
     )
 
 

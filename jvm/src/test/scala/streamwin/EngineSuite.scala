@@ -181,6 +181,103 @@ class EngineSuite extends AnyFunSuite {
     assert(engine.rowsLate == 0)
   }
 
+  /**
+   * idle_timeout as a streaming host drives it: visits at processing times (s) with the rows of each
+   * (value = event time s; count windows take the row index as order), then the end of the input.
+   */
+  private def idleVisits(spec: streamwin.spec.WindowSpec, policies: WindowPolicies,
+      visits: Seq[(Long, Seq[Long])]): (Seq[(String, Seq[Long])], RowWindowEngine, Seq[Long]) = {
+    val s = 1000000L
+    val members = CollectList(v)
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies,
+      Seq(v), Seq(window, AttributeReference("members", members.dataType)()), Some((Seq(members), Seq(None))))
+    val out = scala.collection.mutable.ArrayBuffer[(String, Seq[Long])]()
+    val engine = blueprint.wire(() => InternalRow.empty, { r =>
+      out += ((r.getStruct(0, 3).getUTF8String(2).toString, r.getArray(1).toLongArray().toSeq))
+    }).newEngine()
+    val deadlines = scala.collection.mutable.ArrayBuffer[Long]()
+    engine.startKey()
+    var index = 0L
+    visits.foreach { case (at, times) =>
+      engine.visitAt(at * s)
+      times.foreach { t =>
+        val timed = !spec.isInstanceOf[CountWindowSpec]
+        engine.addRow(if (timed && !policies.arrivalOrder) t * s else index, if (timed) t * s else null, row(t))
+        index += 1
+      }
+      engine.visitEnded(at * s)
+      deadlines += (if (engine.idleDeadline == Long.MaxValue) -1L else engine.idleDeadline / s)
+    }
+    engine.finishKey()
+    (out.toSeq, engine, deadlines.toSeq)
+  }
+
+  test("idle_timeout (KX's temporal timeout): rows held that long with nothing output go out as partial, flushed") {
+    val s = 1000000L
+    val idle = WindowPolicies(idleTimeout = 5 * s)
+    // 100 s windows: rows at visits 1000 and 1003 wait; at 1005 they time out; the window goes on.
+    val (out, engine, deadlines) = idleVisits(TimeWindowSpec("sw_tumbling", 100 * s, 100 * s, 0), idle,
+      Seq(1000L -> Seq(1L, 2L), 1003L -> Seq(3L), 1005L -> Nil, 1006L -> Seq(4L), 1008L -> Nil))
+    assert(out == Seq(("partial", Seq(1L, 2L, 3L)), ("final", Seq(4L))))
+    // The timeout counts from the first row held without output, not from the last row.
+    assert(deadlines == Seq(1005L, 1005L, -1L, 1011L, 1011L))
+    assert(engine.windowsEmitted == 2)
+    // An output starts the quiet period again: the row at 150 s closes [0, 100) at visit 1004.
+    val (closing, _, closingDeadlines) = idleVisits(TimeWindowSpec("sw_tumbling", 100 * s, 100 * s, 0), idle,
+      Seq(1000L -> Seq(1L), 1004L -> Seq(150L), 1008L -> Nil, 1009L -> Nil))
+    assert(closing == Seq(("final", Seq(1L)), ("partial", Seq(150L))))
+    assert(closingDeadlines == Seq(1005L, 1009L, 1009L, -1L))
+    // Late rows kept for passthrough go out as their late group; the open window's rows as partial.
+    val (late, _, _) = idleVisits(TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0),
+      WindowPolicies(arrivalOrder = true, latePassthrough = true, idleTimeout = 5 * s),
+      Seq(1000L -> Seq(15L, 3L), 1005L -> Nil))
+    assert(late == Seq(("late", Seq(3L)), ("partial", Seq(15L))))
+    // Without the timeout the visits change nothing.
+    assert(idleVisits(TimeWindowSpec("sw_tumbling", 100 * s, 100 * s, 0), WindowPolicies.Default,
+      Seq(1000L -> Seq(1L, 2L), 1010L -> Seq(3L)))._1 == Seq(("final", Seq(1L, 2L, 3L))))
+    // Sessions keep their bounds: a row within the gap of the flushed rows extends the same session.
+    val session = SessionWindowSpec(10 * s, dynamicGap = false, maxDuration = None)
+    assert(idleVisits(session, idle, Seq(1000L -> Seq(1L, 5L), 1006L -> Seq(12L), 1007L -> Seq(40L)))._1 ==
+      Seq(("partial", Seq(1L, 5L)), ("final", Seq(12L)), ("final", Seq(40L))))
+  }
+
+  test("idle_timeout on count windows: a timed-out window's rows are partial, the window still ends at its size-th row") {
+    val s = 1000000L
+    val idle = WindowPolicies(idleTimeout = 5 * s)
+    val (tumbling, engine, _) = idleVisits(CountWindowSpec(3, 3), idle,
+      Seq(1000L -> Seq(0L, 1L), 1005L -> Seq(2L, 3L, 4L, 5L)))
+    assert(tumbling == Seq(("partial", Seq(0L, 1L)), ("final", Seq(2L)), ("final", Seq(3L, 4L, 5L))))
+    assert(engine.rowsInNoWindow == 0)
+    // Overlapping count windows each flush their own rows.
+    val (overlapping, _, _) = idleVisits(CountWindowSpec(4, 2), idle, Seq(1000L -> Seq(0L, 1L, 2L), 1005L -> Seq(3L)))
+    assert(overlapping == Seq(("partial", Seq(0L, 1L, 2L)), ("partial", Seq(2L)), ("final", Seq(3L)),
+      ("partial", Seq(3L))))
+  }
+
+  test("idle_timeout: a key whose rows timed out stores its windows' bounds and progress, not its rows") {
+    val s = 1000000L
+    val members = CollectList(v)
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val blueprint = streamwin.execution.WindowEngineBlueprint(TimeWindowSpec("sw_tumbling", 3600 * s, 3600 * s, 0),
+      WindowPolicies(idleTimeout = 5 * s), Seq(v), Seq(window, AttributeReference("members", members.dataType)()),
+      Some((Seq(members), Seq(None))))
+    val wired = blueprint.wire(() => InternalRow.empty, _ => ())
+    val engine = wired.newEngine()
+    engine.startKey()
+    engine.visitAt(1000 * s)
+    (0L until 2000L).foreach(t => engine.addRow(t * s, t * s, row(t)))
+    engine.visitEnded(1000 * s)
+    val holding = wired.codec.encode(engine).length
+    engine.visitAt(1005 * s)
+    engine.visitEnded(1005 * s)
+    val flushed = wired.codec.encode(engine).length
+    assert(engine.windowsEmitted == 1 && engine.idleDeadline == Long.MaxValue)
+    assert(flushed * 5 < holding, s"$flushed bytes after the timeout, $holding before")
+  }
+
   test("time slices: windows equal the sum of the rows they hold, for any size, step and offset") {
     val rnd = new Random(11)
     for (_ <- 1 to 200) {

@@ -34,8 +34,8 @@ object functions {
 
   /**
    * A window with more options, under the same names as in SQL and Python: the event-time policies
-   * (`order_by`, `lateness`, `late`, `emit`, `count_trigger`, `emit_empty`) and any option of the
-   * function. Values are Columns or literals (strings, numbers, booleans, `java.time.Duration`s).
+   * (`order_by`, `lateness`, `late`, `emit`, `count_trigger`, `emit_empty`, `emit_every`, `idle_timeout`) and
+   * any option of the function. Values are Columns or literals (strings, numbers, booleans, `java.time.Duration`s).
    * {{{
    *   df.groupBy(col("sensor"), withOptions(tumbling(col("ts"), "10 seconds"),
    *     "lateness" -> "2 seconds", "order_by" -> col("offset"), "late" -> "passthrough"))

@@ -19,7 +19,10 @@ import streamwin.spec.WindowPolicies
  *    group per window and output as `late` just before the next windows fire;
  *  - after each row, a window it joined may be output as `update` (emit_update) or as `partial` and
  *    flushed (count_trigger), one rule for every family ([[PolicyEmission]]);
- *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out.
+ *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out;
+ *  - on a stream with idle_timeout (KX's temporal timeout), a key that held rows for that long in
+ *    processing time with nothing output outputs what each window holds as `partial` and flushes it,
+ *    late groups as `late`; its windows stay open for later rows ([[visitAt]]).
  *
  * It reads and writes windows only through its [[WindowState]].
  *
@@ -36,12 +39,18 @@ final class KeyedWindowOperator(
     val state: WindowState) extends RowWindowEngine {
 
   private var heldRows = 0L
+  // Processing time (µs) since which the key holds rows with nothing output (idle_timeout); 0: none.
+  // (A field added after release: older engine state reads it as 0, which is right for it.)
+  private var quietSince = 0L
+  // What the key had output when the current visit began.
+  @transient private var emittedBeforeVisit = 0L
   // Set by `late` while the current row is placed.
   private var lateRow = false
 
   override def startKey(): Unit = {
     state.clear()
     heldRows = 0L
+    quietSince = 0L
     family match {
       case s: SequenceFamily => state.record = s.newRecord()
       case _ =>
@@ -122,6 +131,39 @@ final class KeyedWindowOperator(
       else Long.MaxValue
     val due = math.min(windows, early)
     if (!state.hasLateGroups || state.progress == Long.MaxValue) due else math.min(due, state.progress + 1)
+  }
+
+  override def visitAt(now: Long): Unit = {
+    emittedBeforeVisit = windowsEmitted
+    if (idleDeadline <= now) flushIdle()
+  }
+
+  override def visitEnded(now: Long): Unit =
+    if (heldRows == 0) quietSince = 0L
+    else if (quietSince == 0L || windowsEmitted > emittedBeforeVisit) quietSince = now
+
+  override def idleDeadline: Long =
+    if (policies.idleTimeout <= 0 || heldRows == 0 || quietSince == 0L) Long.MaxValue
+    else quietSince + policies.idleTimeout
+
+  /** The timeout passed: late groups go out as `late`, every window's rows as `partial`; the windows stay open. */
+  private def flushIdle(): Unit = {
+    var group = state.pollLateGroup()
+    while (group != null) {
+      if (group.held > 0) emit(group, WindowKind.Late)
+      flush(group)
+      group = state.pollLateGroup()
+    }
+    family match {
+      case f: SequenceFamily => f.flushIdle(this)
+      case _ => state.windows(Long.MinValue, true, Long.MaxValue, true).toVector.foreach(flushPartial)
+    }
+  }
+
+  /** Outputs what `w` holds (if anything) as `partial` and flushes it, as a count trigger does. */
+  def flushPartial(w: WindowEntry): Unit = if (w.held > 0) {
+    output(w, WindowKind.Partial)
+    flush(w)
   }
 
   override def forgettable(watermark: Long): Boolean = family.isInstanceOf[EventTimeFamily] &&

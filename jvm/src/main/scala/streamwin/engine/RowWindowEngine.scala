@@ -53,6 +53,20 @@ abstract class RowWindowEngine extends Serializable {
    */
   def forgettable(watermark: Long): Boolean = false
 
+  // KX's temporal timeout for idle streams (idle_timeout): the host's processing time, given at each visit.
+
+  /**
+   * A streaming host visits the key at processing time `now` (µs), before its rows: when the key has
+   * held rows for its idle timeout with nothing output, they go out as `partial` and are flushed.
+   */
+  def visitAt(now: Long): Unit = ()
+
+  /** The visit at `now` (µs) ends: what the key output and holds starts its next quiet period. */
+  def visitEnded(now: Long): Unit = ()
+
+  /** Processing time (µs) at which the key's held rows time out; Long.MaxValue when never. */
+  def idleDeadline: Long = Long.MaxValue
+
   protected final def countEmitted(): Unit = emitted += 1
   protected final def held(n: Int): Unit = if (n > peak) peak = n
 }

@@ -22,6 +22,9 @@ trait SequenceFamily extends WindowFamily {
   def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
   /** The end of the key's input: open windows go out as `partial`. */
   def teardown(op: KeyedWindowOperator): Unit
+  /** idle_timeout passed: what each window holds goes out as `partial` and is flushed; windows go on. */
+  def flushIdle(op: KeyedWindowOperator): Unit =
+    op.state.windows(Long.MinValue, true, Long.MaxValue, true).toVector.foreach(op.flushPartial)
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.first, w.last, kind)
 }
@@ -96,6 +99,16 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
         start += spec.step
       }
     }
+  }
+
+  // The retained rows are the open window's (the idle timeout needs disjoint windows, as count_trigger).
+  override def flushIdle(op: KeyedWindowOperator): Unit = {
+    val r = op.state.record.asInstanceOf[CountRecord]
+    val w = op.state.window(0L)
+    if (w == null || r.orders.isEmpty) return
+    emit(w, r, WindowKind.Partial, op)
+    r.coveredUntil = r.rows
+    evictBefore(r.rows, w, r, op)
   }
 
   private def emit(w: WindowEntry, r: CountRecord, kind: UTF8String, op: KeyedWindowOperator): Unit = {

@@ -80,10 +80,16 @@ object StreamingWindowHost {
     // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
     // column, that column is the clock, as the event time of the other families.
     val hasWatermark = r.child.exists(_.isInstanceOf[EventTimeWatermark])
-    val (clock, timeMode) =
-      if (r.spec.followsProcessingTime) (StreamClock.ProcessingTime, TimeMode.ProcessingTime())
-      else if (r.eventTime && hasWatermark) (StreamClock.Watermark, TimeMode.EventTime())
-      else (StreamClock.Rows, TimeMode.None())
+    val clock =
+      if (r.spec.followsProcessingTime) StreamClock.ProcessingTime
+      else if (r.eventTime && hasWatermark) StreamClock.Watermark
+      else StreamClock.Rows
+    // Spark's timers follow one time mode: idle_timeout's are processing-time timers (the processor
+    // then reads the watermark at each visit instead of being woken by it).
+    val timeMode =
+      if (clock == StreamClock.ProcessingTime || r.policies.idleTimeout > 0) TimeMode.ProcessingTime()
+      else if (clock == StreamClock.Watermark) TimeMode.EventTime()
+      else TimeMode.None()
 
     // Columns marked with the watermark are fed under a new id without the marker: Spark would
     // otherwise drop rows behind the watermark before the engine sees them.

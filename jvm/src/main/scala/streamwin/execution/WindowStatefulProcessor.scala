@@ -34,6 +34,10 @@ object StreamClock {
  * else the engine as bytes (one ValueState, see [[streamwin.engine.EngineStateCodec]]);
  * a timer at the engine's next deadline brings it back when the watermark (or processing time)
  * passes, so windows of idle keys close too. A stream has no end: no `partial` teardown windows.
+ * With idle_timeout the query runs in processing time (Spark's timers are then processing-time
+ * timers; the watermark, when there is one, is read at each visit): each key's timer is the time its
+ * held rows time out ([[RowWindowEngine.idleDeadline]]), and a key holding none but with windows the
+ * watermark has yet to close is visited again one timeout later.
  * `metrics` (created on the driver, updated by every task) count rows as the batch execs do, summed
  * over the micro-batches of the query's run.
  *
@@ -57,6 +61,8 @@ final class WindowStatefulProcessor(
   @transient private var storedTimer: Option[Long] = None
   @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
   @transient private var currentKey: InternalRow = InternalRow.empty
+  // idle_timeout (µs of processing time), 0 when none: the query then runs in processing time.
+  private val idleTimeout = blueprint.policies.idleTimeout
   @transient private lazy val wiring = blueprint.wire(() => currentKey, row => pending += row)
   @transient private lazy val feeder =
     new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
@@ -133,6 +139,7 @@ final class WindowStatefulProcessor(
         feeder.startKey()
         rows.foreach(feeder.feed(engine, _))
     }
+    visitEnded(engine, timerValues)
     keep(engine, timerValues, expired = None)
     account(before, engine)
     drain()
@@ -144,6 +151,7 @@ final class WindowStatefulProcessor(
     val engine = storedEngine().getOrElse(return Iterator.empty)
     val before = EngineCounts(engine)
     advance(engine, timerValues)
+    visitEnded(engine, timerValues)
     keep(engine, timerValues, Some(expiredTimerInfo.getExpiryTimeInMs()))
     account(before, engine)
     drain()
@@ -185,8 +193,33 @@ final class WindowStatefulProcessor(
     case StreamClock.ProcessingTime => Some(timerValues.getCurrentProcessingTimeInMs() * 1000L)
   }
 
-  private def advance(engine: RowWindowEngine, timerValues: TimerValues): Unit =
+  private def processingTime(timerValues: TimerValues): Long = timerValues.getCurrentProcessingTimeInMs() * 1000L
+
+  /** The clock moves the key's time on; then, under idle_timeout, rows held too long go out. */
+  private def advance(engine: RowWindowEngine, timerValues: TimerValues): Unit = {
     now(timerValues).foreach(engine.advanceTo)
+    if (idleTimeout > 0) engine.visitAt(processingTime(timerValues))
+  }
+
+  private def visitEnded(engine: RowWindowEngine, timerValues: TimerValues): Unit =
+    if (idleTimeout > 0) engine.visitEnded(processingTime(timerValues))
+
+  /**
+   * The time (µs) the key's timer is due, in the query's time mode: its next deadline on the clock; under
+   * idle_timeout (processing-time timers) when its held rows time out, or, holding none, one timeout
+   * later while the watermark has windows of it to close (only a visit reads the watermark).
+   */
+  private def timerDue(engine: RowWindowEngine, timerValues: TimerValues): Long =
+    if (idleTimeout <= 0) { if (clock == StreamClock.Rows) Long.MaxValue else engine.nextDeadline }
+    else {
+      val onClock = clock match {
+        case StreamClock.Rows => Long.MaxValue
+        case StreamClock.ProcessingTime => engine.nextDeadline
+        case StreamClock.Watermark =>
+          if (engine.nextDeadline == Long.MaxValue) Long.MaxValue else processingTime(timerValues) + idleTimeout
+      }
+      math.min(onClock, engine.idleDeadline)
+    }
 
   /**
    * Stores the engine (or forgets the key once nothing in it can matter again) and sets one timer
@@ -195,13 +228,13 @@ final class WindowStatefulProcessor(
   private def keep(engine: RowWindowEngine, timerValues: TimerValues, expired: Option[Long]): Unit = {
     val handle = getHandle
     val forget = now(timerValues).exists(engine.forgettable)
-    val deadline = engine.nextDeadline
+    val deadline = timerDue(engine, timerValues)
     // Timers are in ms; the window closes once the clock reaches the deadline (µs).
-    val timer = if (forget || clock == StreamClock.Rows || deadline == Long.MaxValue) None
+    val timer = if (forget || deadline == Long.MaxValue) None
       else Some(Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1))
     // Typed state knows the key's timer; an engine's must be listed.
     val registered: Seq[Long] =
-      if (clock == StreamClock.Rows) Nil
+      if (clock == StreamClock.Rows && idleTimeout <= 0) Nil
       else if (windowsState != null) storedTimer.toSeq
       else handle.listTimers().toSeq
     registered.foreach(t => if (!expired.contains(t) && !timer.contains(t)) handle.deleteTimer(t))

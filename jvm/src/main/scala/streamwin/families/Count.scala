@@ -27,7 +27,8 @@ final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = fal
     s"$function($size, step=$step, align=${if (alignEnd) "end" else "start"}, order_by=${w.timeOrOrder}${w.policies})"
 
   override def family(policies: WindowPolicies): WindowFamily =
-    if (step < size && !alignEnd && (policies.emitUpdate || policies.countTrigger > 0)) OverlappingCountWindows(this)
+    if (step < size && !alignEnd && (policies.emitUpdate || policies.countTrigger > 0 || policies.idleTimeout > 0))
+      OverlappingCountWindows(this)
     else CountWindows(this, policies)
 }
 

@@ -15,6 +15,9 @@ package streamwin.spec
  *                       after a row (or a stream's clock) moves the key's progress past a multiple of
  *                       it, each window open before and still open after outputs an `update` (0: never)
  * @param emitAlignment  where the multiples of `emitEvery` fall: epoch + this (the window's offset)
+ * @param idleTimeout    µs of processing time (KX's temporal timeout for idle streams): on a stream, a key
+ *                       that held rows that long with nothing output outputs them as `partial` and
+ *                       flushes them (0: never). A batch has no processing time: it changes nothing there.
  */
 @SerialVersionUID(-402277270535882542L)
 final case class WindowPolicies(
@@ -25,7 +28,8 @@ final case class WindowPolicies(
     countTrigger: Long = 0L,
     emitEmpty: Boolean = false,
     emitEvery: Long = 0L,
-    emitAlignment: Long = 0L) {
+    emitAlignment: Long = 0L,
+    idleTimeout: Long = 0L) {
 
   /**
    * True when a time window must be replayed row by row in arrival order (no slice fast path).
@@ -57,14 +61,16 @@ final case class WindowPolicies(
     if (emitUpdate) Some("emit=update") else None,
     if (countTrigger > 0) Some(s"count_trigger=$countTrigger") else None,
     if (emitEmpty) Some("emit_empty") else None,
-    if (emitEvery > 0) Some(s"emit_every=${emitEvery}us") else None).flatten.map(", " + _).mkString
+    if (emitEvery > 0) Some(s"emit_every=${emitEvery}us") else None,
+    if (idleTimeout > 0) Some(s"idle_timeout=${idleTimeout}us") else None).flatten.map(", " + _).mkString
 }
 
 object WindowPolicies {
   val Default: WindowPolicies = WindowPolicies()
 
   /** The policy options, accepted by every `sw_*` function (each checks which ones apply to it). */
-  val optionNames: Seq[String] = Seq("lateness", "late", "emit", "count_trigger", "emit_empty", "emit_every")
+  val optionNames: Seq[String] = Seq("lateness", "late", "emit", "count_trigger", "emit_empty", "emit_every",
+    "idle_timeout")
 
   /** The families that take `emit_every` (periodic early results of windows that span a period of event time). */
   val periodicFamilies: String = "sw_tumbling, sw_hopping, sw_session and sw_cumulate"
@@ -84,6 +90,11 @@ object WindowPolicies {
       throw StreamwinErrors.invalidArgument(a.function, name, s"is not available for ${a.function}: ${unsupported(name)}")
     }
     (optionNames :+ "order_by").foreach(reject)
+    // An idle timeout flushes a window's rows as a count trigger does: where that cannot be, neither can this.
+    if (a.option("idle_timeout").isDefined && unsupported.isDefinedAt("count_trigger")) {
+      throw StreamwinErrors.invalidArgument(a.function, "idle_timeout", s"is not available for ${a.function}: it " +
+        s"outputs and flushes what a window holds, as count_trigger does, and ${unsupported("count_trigger")}")
+    }
     val emitEvery = a.option("emit_every").map { e =>
       if (!periodic) throw StreamwinErrors.invalidArgument(a.function, "emit_every",
         s"is not available for ${a.function}: periodic early results apply to windows that span a period of event " +
@@ -102,6 +113,7 @@ object WindowPolicies {
       countTrigger = a.option("count_trigger").map(a.positiveCount("count_trigger", _)).getOrElse(0L),
       emitEmpty = a.option("emit_empty").exists(a.boolean("emit_empty", _)),
       emitEvery = emitEvery,
-      emitAlignment = if (emitEvery > 0) Math.floorMod(offset.getOrElse(0L), emitEvery) else 0L)
+      emitAlignment = if (emitEvery > 0) Math.floorMod(offset.getOrElse(0L), emitEvery) else 0L,
+      idleTimeout = a.option("idle_timeout").map(a.duration("idle_timeout", _)).getOrElse(0L))
   }
 }
