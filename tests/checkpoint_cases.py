@@ -67,6 +67,20 @@ CASES: dict[str, Case] = {
     "split": Case(_agg(lambda: sw.split("flag", order_by="seq")), True, "engine", False),
     "tumbling-avro": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, "windows", True, "avro"),
     "count-avro": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, "engine", False, "avro"),
+    # Policies and the remaining families (added later: a set written before lacks them).
+    "hopping-count-trigger": Case(_agg(lambda: sw.hopping("ts", "20 seconds", "10 seconds", order_by="seq",
+                                                          lateness="5 seconds", count_trigger=3)),
+                                  True, "engine", True),
+    "count-sliding-count-trigger": Case(_agg(lambda: sw.count(5, step=2, order_by="seq", count_trigger=2)),
+                                        True, "engine", False),
+    "cumulate": Case(_agg(lambda: sw.cumulate("ts", "20 seconds", "5 seconds")), False, "engine", True),
+    "session-dynamic-gap": Case(_agg(lambda: sw.session("ts", F.concat(F.col("v").cast("string"), F.lit(" seconds")))),
+                                False, "engine", True),
+    "delta": Case(_agg(lambda: sw.delta("s", 9, order_by="seq")), True, "engine", False),
+    "punctuation": Case(_agg(lambda: sw.punctuation("flag", order_by="seq")), True, "engine", False),
+    "select-tumbling-late-passthrough": Case(_select(lambda: sw.tumbling("ts", "10 seconds", order_by="seq",
+                                                                         late="passthrough", partition_by="k")),
+                                             True, "engine", True),
 }
 ENCODING = "spark.sql.streaming.stateStore.encodingFormat"
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
@@ -163,3 +164,22 @@ def test_idle_timeout_on_count_windows_of_a_stream(spark, tmp_path):
     finally:
         stream.stop()
     assert [(kind, total, n) for _, _, kind, total, n in out] == [("partial", 3, 2), ("final", 4, 1), ("final", 56, 3)]
+
+
+@pytest.mark.parametrize("window", [
+    lambda: sw.tumbling("ts", "10 seconds", idle_timeout="1 second"),
+    lambda: sw.timer("1 second"),
+], ids=["idle_timeout", "processing-time timer"])
+def test_processing_time_queries_refuse_a_trigger_that_runs_to_the_end(spark, tmp_path, window):
+    # Processing-time mode starts a micro-batch at every trigger: an availableNow query would never end.
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-0000.json").write_text(json.dumps({"k": "a", "s": 1, "seq": 0, "v": 1}) + "\n")
+    src = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in")).withColumn("ts", F.timestamp_seconds("s"))
+    query = (_sums(src, window).writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    try:
+        with pytest.raises(StreamingQueryException, match=r"processing-time mode.*trigger\(availableNow=True\).*would "
+                                                          r"never end"):
+            query.awaitTermination(120)
+    finally:
+        query.stop()

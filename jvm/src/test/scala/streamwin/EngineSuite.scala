@@ -201,14 +201,16 @@ class EngineSuite extends AnyFunSuite {
     engine.startKey()
     var index = 0L
     visits.foreach { case (at, times) =>
-      engine.visitAt(at * s)
+      engine.visitStarts()
+      engine.timeOut(at * s, policies.idleTimeout)
       times.foreach { t =>
         val timed = !spec.isInstanceOf[CountWindowSpec]
         engine.addRow(if (timed && !policies.arrivalOrder) t * s else index, if (timed) t * s else null, row(t))
         index += 1
       }
       engine.visitEnded(at * s)
-      deadlines += (if (engine.idleDeadline == Long.MaxValue) -1L else engine.idleDeadline / s)
+      val deadline = engine.idleDeadline(policies.idleTimeout)
+      deadlines += (if (deadline == Long.MaxValue) -1L else deadline / s)
     }
     engine.finishKey()
     (out.toSeq, engine, deadlines.toSeq)
@@ -229,6 +231,23 @@ class EngineSuite extends AnyFunSuite {
       Seq(1000L -> Seq(1L), 1004L -> Seq(150L), 1008L -> Nil, 1009L -> Nil))
     assert(closing == Seq(("final", Seq(1L)), ("partial", Seq(150L))))
     assert(closingDeadlines == Seq(1005L, 1009L, 1009L, -1L))
+    // What the stream's clock closes is output too: it starts the quiet period again (here the watermark
+    // closes [0, 10) at visit 1030, before the row at 25 s; that row times out at 1090, not at 1060).
+    val clocked = new scala.collection.mutable.ArrayBuffer[String]()
+    val wired = streamwin.execution.WindowEngineBlueprint(TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0),
+      WindowPolicies(idleTimeout = 60 * s), Seq(v), Seq(AttributeReference("window", org.apache.spark.sql.types.StructType
+        .fromDDL("start bigint, end bigint, kind string"))(), AttributeReference("n", LongType)()),
+      Some((Seq(Count(v)), Seq(None)))).wire(() => InternalRow.empty, r => clocked += r.getStruct(0, 3).getUTF8String(2).toString)
+    val op = wired.newEngine()
+    op.startKey()
+    op.visitStarts(); op.timeOut(1000 * s, 60 * s); op.addRow(1 * s, 1 * s, row(1)); op.visitEnded(1000 * s)
+    op.visitStarts(); op.advanceTo(20 * s); op.timeOut(1030 * s, 60 * s); op.addRow(25 * s, 25 * s, row(25))
+    op.visitEnded(1030 * s)
+    assert(clocked == Seq("final") && op.idleDeadline(60 * s) == 1090 * s)
+    op.visitStarts(); op.timeOut(1060 * s, 60 * s); op.visitEnded(1060 * s)
+    assert(clocked == Seq("final"))
+    op.visitStarts(); op.timeOut(1090 * s, 60 * s); op.visitEnded(1090 * s)
+    assert(clocked == Seq("final", "partial") && op.idleDeadline(60 * s) == Long.MaxValue)
     // Late rows kept for passthrough go out as their late group; the open window's rows as partial.
     val (late, _, _) = idleVisits(TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0),
       WindowPolicies(arrivalOrder = true, latePassthrough = true, idleTimeout = 5 * s),
@@ -267,14 +286,15 @@ class EngineSuite extends AnyFunSuite {
     val wired = blueprint.wire(() => InternalRow.empty, _ => ())
     val engine = wired.newEngine()
     engine.startKey()
-    engine.visitAt(1000 * s)
+    engine.visitStarts()
     (0L until 2000L).foreach(t => engine.addRow(t * s, t * s, row(t)))
     engine.visitEnded(1000 * s)
     val holding = wired.codec.encode(engine).length
-    engine.visitAt(1005 * s)
+    engine.visitStarts()
+    engine.timeOut(1005 * s, 5 * s)
     engine.visitEnded(1005 * s)
     val flushed = wired.codec.encode(engine).length
-    assert(engine.windowsEmitted == 1 && engine.idleDeadline == Long.MaxValue)
+    assert(engine.windowsEmitted == 1 && engine.idleDeadline(5 * s) == Long.MaxValue)
     assert(flushed * 5 < holding, s"$flushed bytes after the timeout, $holding before")
   }
 

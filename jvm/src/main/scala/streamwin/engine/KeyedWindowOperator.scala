@@ -22,7 +22,7 @@ import streamwin.spec.WindowPolicies
  *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out;
  *  - on a stream with idle_timeout (KX's temporal timeout), a key that held rows for that long in
  *    processing time with nothing output outputs what each window holds as `partial` and flushes it,
- *    late groups as `late`; its windows stay open for later rows ([[visitAt]]).
+ *    late groups as `late`; its windows stay open for later rows ([[timeOut]]).
  *
  * It reads and writes windows only through its [[WindowState]].
  *
@@ -133,18 +133,16 @@ final class KeyedWindowOperator(
     if (!state.hasLateGroups || state.progress == Long.MaxValue) due else math.min(due, state.progress + 1)
   }
 
-  override def visitAt(now: Long): Unit = {
-    emittedBeforeVisit = windowsEmitted
-    if (idleDeadline <= now) flushIdle()
-  }
+  override def visitStarts(): Unit = emittedBeforeVisit = windowsEmitted
+
+  override def timeOut(now: Long, timeout: Long): Unit = if (idleDeadline(timeout) <= now) flushIdle()
 
   override def visitEnded(now: Long): Unit =
     if (heldRows == 0) quietSince = 0L
     else if (quietSince == 0L || windowsEmitted > emittedBeforeVisit) quietSince = now
 
-  override def idleDeadline: Long =
-    if (policies.idleTimeout <= 0 || heldRows == 0 || quietSince == 0L) Long.MaxValue
-    else quietSince + policies.idleTimeout
+  override def idleDeadline(timeout: Long): Long =
+    if (timeout <= 0 || heldRows == 0 || quietSince == 0L) Long.MaxValue else quietSince + timeout
 
   /** The timeout passed: late groups go out as `late`, every window's rows as `partial`; the windows stay open. */
   private def flushIdle(): Unit = {

@@ -53,19 +53,21 @@ abstract class RowWindowEngine extends Serializable {
    */
   def forgettable(watermark: Long): Boolean = false
 
-  // KX's temporal timeout for idle streams (idle_timeout): the host's processing time, given at each visit.
+  // KX's temporal timeout for idle streams (idle_timeout): the host gives its processing time (µs) and
+  // the query's timeout (µs) at each visit of the key, in this order: visitStarts, then the clock's
+  // advanceTo, then timeOut, then the key's rows, then visitEnded.
 
-  /**
-   * A streaming host visits the key at processing time `now` (µs), before its rows: when the key has
-   * held rows for its idle timeout with nothing output, they go out as `partial` and are flushed.
-   */
-  def visitAt(now: Long): Unit = ()
+  /** A streaming host's visit of the key begins: what is output from here on ends the key's quiet period. */
+  def visitStarts(): Unit = ()
 
-  /** The visit at `now` (µs) ends: what the key output and holds starts its next quiet period. */
+  /** At processing time `now`: when the key has held rows for `timeout` with nothing output, they go out as `partial`. */
+  def timeOut(now: Long, timeout: Long): Unit = ()
+
+  /** The visit at `now` ends: what the key output and holds starts its next quiet period. */
   def visitEnded(now: Long): Unit = ()
 
-  /** Processing time (µs) at which the key's held rows time out; Long.MaxValue when never. */
-  def idleDeadline: Long = Long.MaxValue
+  /** Processing time (µs) at which the key's held rows time out after `timeout`; Long.MaxValue when never. */
+  def idleDeadline(timeout: Long): Long = Long.MaxValue
 
   protected final def countEmitted(): Unit = emitted += 1
   protected final def held(n: Int): Unit = if (n > peak) peak = n

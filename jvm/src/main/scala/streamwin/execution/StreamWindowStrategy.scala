@@ -25,6 +25,11 @@ object StreamWindowStrategy extends SparkStrategy {
     case node: WindowNode if node.isStreaming =>
       planLater(StreamingWindowHost.plan(node)) :: Nil
 
+    // Policies of streams only (idle_timeout: processing time) change nothing in a batch: planned without them.
+    case agg: WindowAggregate if agg.policies != agg.policies.inBatch => apply(agg.copy(policies = agg.policies.inBatch)(agg.streamMetrics))
+    case assign: WindowAssign if assign.policies != assign.policies.inBatch =>
+      apply(assign.copy(policies = assign.policies.inBatch)(assign.streamMetrics))
+
     // A stream's slices: the partial step of Spark's own aggregation, without its final step.
     case p: SlicePartialAggregate =>
       val resultExpressions = p.grouping.map(_.toAttribute) ++ p.aggregates.map(_.resultAttribute)

@@ -90,6 +90,12 @@ object StreamingWindowHost {
       if (clock == StreamClock.ProcessingTime || r.policies.idleTimeout > 0) TimeMode.ProcessingTime()
       else if (clock == StreamClock.Watermark) TimeMode.EventTime()
       else TimeMode.None()
+    if (timeMode == TimeMode.ProcessingTime() && runsToItsEnd()) {
+      throw StreamwinErrors.misuse(r.spec.function, (if (r.policies.idleTimeout > 0) "idle_timeout runs" else
+        "windows of processing time run") + " the query in Spark's processing-time mode, which starts a micro-batch " +
+        "at every trigger, with or without new rows, so a query with trigger(availableNow=True) or trigger(once=True) " +
+        "would never end. Run it with a processing-time trigger (the default, or trigger(processingTime=...))")
+    }
 
     // Columns marked with the watermark are fed under a new id without the marker: Spark would
     // otherwise drop rows behind the watermark before the engine sees them.
@@ -143,6 +149,24 @@ object StreamingWindowHost {
       Alias(byId(remap.get(a).map(_.exprId).getOrElse(a.exprId)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
     }, hosted)
   }
+
+  /**
+   * True when the streaming query being planned (its micro-batches are planned on its own thread) runs
+   * only until its input is read: trigger availableNow or once. Best effort, through Spark's internal
+   * query classes; false when they cannot tell (a query started from a session that is not the default).
+   */
+  private def runsToItsEnd(): Boolean = try {
+    val id = SparkContext.getOrCreate().getLocalProperty("sql.streaming.queryId")
+    // A micro-batch runs in a clone of the session that started the query, whose query manager is its own.
+    val sessions = (org.apache.spark.sql.SparkSession.getDefaultSession ++
+      org.apache.spark.sql.SparkSession.getActiveSession).toSeq
+    val query: AnyRef = if (id == null) null else sessions.map(_.streams.get(id)).find(_ != null).orNull
+    if (query == null) false else {
+      val execution = query.getClass.getMethod("streamingQuery").invoke(query)
+      val trigger = execution.getClass.getMethod("trigger").invoke(execution)
+      Set("AvailableNowTrigger", "OneTimeTrigger").contains(trigger.getClass.getSimpleName.stripSuffix("$"))
+    }
+  } catch { case scala.util.control.NonFatal(_) => false }
 
   /**
    * Session setting: "false" feeds the windows that slice row by row, as streamwin did before they

@@ -61,7 +61,8 @@ final class WindowStatefulProcessor(
   @transient private var storedTimer: Option[Long] = None
   @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
   @transient private var currentKey: InternalRow = InternalRow.empty
-  // idle_timeout (µs of processing time), 0 when none: the query then runs in processing time.
+  // idle_timeout (µs of processing time), 0 when none: the query then runs in processing time. The
+  // query's own value, not the one a key's stored engine was created with.
   private val idleTimeout = blueprint.policies.idleTimeout
   @transient private lazy val wiring = blueprint.wire(() => currentKey, row => pending += row)
   @transient private lazy val feeder =
@@ -195,10 +196,14 @@ final class WindowStatefulProcessor(
 
   private def processingTime(timerValues: TimerValues): Long = timerValues.getCurrentProcessingTimeInMs() * 1000L
 
-  /** The clock moves the key's time on; then, under idle_timeout, rows held too long go out. */
+  /**
+   * The clock moves the key's time on; then, under idle_timeout, rows held too long go out. (What the
+   * clock closes counts as output of the visit: it ends the key's quiet period.)
+   */
   private def advance(engine: RowWindowEngine, timerValues: TimerValues): Unit = {
+    if (idleTimeout > 0) engine.visitStarts()
     now(timerValues).foreach(engine.advanceTo)
-    if (idleTimeout > 0) engine.visitAt(processingTime(timerValues))
+    if (idleTimeout > 0) engine.timeOut(processingTime(timerValues), idleTimeout)
   }
 
   private def visitEnded(engine: RowWindowEngine, timerValues: TimerValues): Unit =
@@ -218,7 +223,7 @@ final class WindowStatefulProcessor(
         case StreamClock.Watermark =>
           if (engine.nextDeadline == Long.MaxValue) Long.MaxValue else processingTime(timerValues) + idleTimeout
       }
-      math.min(onClock, engine.idleDeadline)
+      math.min(onClock, engine.idleDeadline(idleTimeout))
     }
 
   /**

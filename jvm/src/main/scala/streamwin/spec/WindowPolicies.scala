@@ -44,6 +44,9 @@ final case class WindowPolicies(
   /** Outputs besides a window's `final` and its late rows: under these, a window is more than its aggregate. */
   def emitsMoreThanFinal: Boolean = emitUpdate || countTrigger > 0 || emitEmpty || emitEvery > 0
 
+  /** The policies that apply to a batch input, which has no processing time (no idle_timeout). */
+  def inBatch: WindowPolicies = if (idleTimeout == 0L) this else copy(idleTimeout = 0L)
+
   /** True when progress moving from `from` to `to` passes a multiple of `emitEvery` (from < m <= to). */
   def passesEmitTime(from: Long, to: Long): Boolean =
     emitEvery > 0 && to > from && (from == Long.MinValue || nextEmitTime(from) <= to)
