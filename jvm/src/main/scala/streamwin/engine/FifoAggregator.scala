@@ -13,11 +13,14 @@ import org.apache.spark.sql.catalyst.InternalRow
  */
 @SerialVersionUID(3463715653635363611L)
 final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
-  private val back = new ArrayBuffer[InternalRow]
+  private var back = new ArrayBuffer[InternalRow]
   private var backAggregate: InternalRow = evaluator.newBuffer()
   // front(i) aggregates the i-th oldest… newest element of the front stack; front.last is the oldest.
-  private val front = new ArrayBuffer[InternalRow]
+  private var front = new ArrayBuffer[InternalRow]
   private val scratch: InternalRow = evaluator.newBuffer()
+  // Stored engines write the elements as packed rows after the fields (writeObject), with `back` and
+  // `front` empty; one written before that (false when read back) holds them as Java objects.
+  private var packedElements = false
 
   def size: Int = front.size + back.size
   def isEmpty: Boolean = size == 0
@@ -52,6 +55,31 @@ final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
       evaluator.merge(scratch, front.last)
       evaluator.merge(scratch, backAggregate)
       scratch
+    }
+  }
+
+  // A stream stores a key's engine every micro-batch: the elements (up to a window's rows, each an
+  // aggregation buffer) are its bulk, so they are written as one packed row each, not as objects.
+  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
+    val (elementsBack, elementsFront) = (back, front)
+    back = new ArrayBuffer[InternalRow]
+    front = new ArrayBuffer[InternalRow]
+    packedElements = true
+    try out.defaultWriteObject() finally {
+      back = elementsBack
+      front = elementsFront
+      packedElements = false
+    }
+    evaluator.writePacked(out, elementsBack)
+    evaluator.writePacked(out, elementsFront)
+  }
+
+  private def readObject(in: java.io.ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    if (packedElements) {
+      back = evaluator.readPacked(in)
+      front = evaluator.readPacked(in)
+      packedElements = false
     }
   }
 

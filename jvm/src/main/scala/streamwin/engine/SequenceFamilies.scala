@@ -37,7 +37,38 @@ final class CountRecord extends Serializable {
   // Rows below this index have been in an emitted window.
   var coveredUntil = 0L
   // Arrival-order value of each retained row: a window's start and end are its first and last.
-  val orders = new mutable.ArrayDeque[Any]
+  var orders = new mutable.ArrayDeque[Any]
+  // Stored engines write order values that are all longs (seq, offsets, timestamps) packed after the
+  // fields, with `orders` empty; one written before that (false when read back) holds them as objects.
+  private var packedOrders = false
+
+  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
+    val all = orders
+    val packed = all.forall(_.isInstanceOf[java.lang.Long])
+    if (packed) {
+      orders = new mutable.ArrayDeque[Any]
+      packedOrders = true
+    }
+    try out.defaultWriteObject() finally {
+      orders = all
+      packedOrders = false
+    }
+    if (packed) {
+      out.writeInt(all.size)
+      all.foreach(o => out.writeLong(o.asInstanceOf[Long]))
+    }
+  }
+
+  private def readObject(in: java.io.ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    if (packedOrders) {
+      val n = in.readInt()
+      orders = new mutable.ArrayDeque[Any](n)
+      var i = 0
+      while (i < n) { orders.append(in.readLong()); i += 1 }
+      packedOrders = false
+    }
+  }
 }
 
 /**

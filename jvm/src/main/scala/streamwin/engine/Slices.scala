@@ -57,10 +57,36 @@ object SliceBounds {
 @SerialVersionUID(5041686886604367190L)
 final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
   private val fifo = new FifoAggregator(evaluator)
-  private val times = new scala.collection.mutable.ArrayDeque[Long]
+  private var times = new scala.collection.mutable.ArrayDeque[Long]
+  // Stored engines write `times` packed after the fields, with it empty; one written before that
+  // (false when read back) holds them as objects.
+  private var packedTimes = false
   private var newestTime = 0L
   private var newest: InternalRow = null
   private val scratch = evaluator.newBuffer()
+
+  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
+    val all = times
+    times = new scala.collection.mutable.ArrayDeque[Long]
+    packedTimes = true
+    try out.defaultWriteObject() finally {
+      times = all
+      packedTimes = false
+    }
+    out.writeInt(all.size)
+    all.foreach(out.writeLong)
+  }
+
+  private def readObject(in: java.io.ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    if (packedTimes) {
+      val n = in.readInt()
+      times = new scala.collection.mutable.ArrayDeque[Long](n)
+      var i = 0
+      while (i < n) { times.append(in.readLong()); i += 1 }
+      packedTimes = false
+    }
+  }
 
   def size: Int = fifo.size + (if (newest == null) 0 else 1)
   def isEmpty: Boolean = size == 0
