@@ -125,7 +125,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
     }
 
     // A slice-fed key's typed state (StoredSliceWindows), per task as the processor makes it.
-    private val typed = mutable.Map[String, org.apache.spark.sql.Row]()
+    private val typed = mutable.Map[String, InternalRow]()
     private val storedByWiring = mutable.Map[AnyRef, StoredSliceWindows]()
     private def stored(wiring: streamwin.execution.EngineWiring): StoredSliceWindows =
       storedByWiring.getOrElseUpdate(wiring, new StoredSliceWindows(wiring.evaluator.get))

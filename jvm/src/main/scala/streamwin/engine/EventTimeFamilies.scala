@@ -244,7 +244,10 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
     if (op.state.keptSliceCount > 0) op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end))
-    else op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
+    else op.state.aggregateKeptRows(w.start, w.end) match {
+      case Some(values) => op.contents.output.values(w.start, w.end, kind, values)
+      case None => op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
+    }
 
   override def afterClose(op: KeyedWindowOperator): Unit = {
     // Rows older than every open or future window's range are no longer needed.

@@ -137,3 +137,54 @@ final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
     newest = null
   }
 }
+
+/**
+ * The aggregates of a key's successive per-event sliding windows over its kept rows (a groupBy fed rows:
+ * streams, and windows under policies). Windows are output by ascending end, so each one's aggregate is the
+ * previous one's FIFO ([[FifoAggregator]], one buffer per timestamp) after evicting the timestamps before its
+ * start and adding those after the previous end: O(1) amortised merges per timestamp, where aggregating each
+ * window's rows again cost O(rows in the window) per output. A row kept at or before the newest timestamp
+ * the sweep holds (out of event-time order, or a tie), or a window that starts or ends before the previous
+ * one, makes it start again from the kept rows. Not stored: a decoded engine starts again at its first output.
+ */
+final class KeptRowsSweep(evaluator: AggregateEvaluator) {
+  private val fifo = new FifoAggregator(evaluator)
+  private val times = new scala.collection.mutable.ArrayDeque[Long]
+  private var from = Long.MinValue
+  private var coveredTo = Long.MinValue
+  private var valid = false
+
+  /** A row was kept at `time`: the sweep holds it only if it comes after every timestamp the sweep holds. */
+  def rowKept(time: Long): Unit = if (valid && time <= coveredTo) valid = false
+
+  def reset(): Unit = {
+    fifo.clear()
+    times.clear()
+    valid = false
+  }
+
+  /** The aggregate of the kept rows with start <= time <= end (`timestamps` gives them, by time). */
+  def aggregate(start: Long, end: Long, timestamps: (Long, Long) => Iterator[(Long, RowRun)]): InternalRow = {
+    if (!valid || start < from || end < coveredTo) {
+      reset()
+      coveredTo = Long.MinValue
+      valid = true
+    }
+    from = start
+    if (end > coveredTo) {
+      val next = if (coveredTo == Long.MinValue) start else math.max(coveredTo + 1, start)
+      timestamps(next, end).foreach { case (time, rows) =>
+        val buffer = evaluator.newBuffer()
+        try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
+        fifo.push(buffer)
+        times.append(time)
+      }
+      coveredTo = end
+    }
+    while (times.nonEmpty && times.head < start) {
+      fifo.evictOldest()
+      times.removeHead()
+    }
+    fifo.result()
+  }
+}

@@ -114,6 +114,8 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
     case Some(e) => new BufferContents(e, output, buffer)
     case None => throw new IllegalStateException("slices are pre-aggregated: a select has none")
   }
+  /** Aggregates of sliding windows over kept rows (groupBy); None for a select. */
+  def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.map(new KeptRowsSweep(_))
   /** A queue of slices shared by windows (groupBy only). */
   def keptSlices(): KeptSlices = evaluator match {
     case Some(e) => new KeptSlices(e)

@@ -60,6 +60,11 @@ trait WindowState extends Serializable {
   def keepRow(time: Long, row: InternalRow): Unit
   /** The kept rows with from <= time <= to, by time then arrival. */
   def keptRows(from: Long, to: Long): RowRun
+  /**
+   * The aggregate of the kept rows with from <= time <= to, for a groupBy (None for a select, whose
+   * windows output the rows): cheapest when called for windows by ascending range, as sliding windows are output.
+   */
+  def aggregateKeptRows(from: Long, to: Long): Option[InternalRow]
   /** Drops the kept rows with time < `time`; returns how many. */
   def dropKeptBefore(time: Long): Long
   def hasKeptRows: Boolean
@@ -89,6 +94,8 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
   private var _record: AnyRef = null
+  // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a decode.
+  @transient private var sweep: Option[KeptRowsSweep] = null
 
   override def progress: Long = _progress
   override def progress_=(time: Long): Unit = _progress = time
@@ -118,6 +125,12 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def keepRow(time: Long, row: InternalRow): Unit = {
     kept.computeIfAbsent(time, _ => contents.bag()).append(row)
     keptCount += 1
+    if (sweep != null) sweep.foreach(_.rowKept(time))
+  }
+  override def aggregateKeptRows(from: Long, to: Long): Option[InternalRow] = {
+    if (sweep == null) sweep = contents.keptRowsSweep()
+    sweep.map(_.aggregate(from, to, (first, last) =>
+      iterate(kept.subMap(first, true, last, true).entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue.rows))))
   }
   override def keptRows(from: Long, to: Long): RowRun =
     RowRuns.concat(iterate(kept.subMap(from, true, to, true).values().iterator()).map(_.rows).toVector)
@@ -153,6 +166,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     late.clear()
     kept.values().forEach(_.clear())
     kept.clear()
+    if (sweep != null) sweep.foreach(_.reset())
     keptCount = 0
     _progress = Long.MinValue
     _lastClosedStart = None

@@ -1,8 +1,9 @@
 package streamwin.execution
 
-import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.encoders.{ExpressionEncoder, RowEncoder}
+import org.apache.spark.sql.catalyst.encoders.ExpressionEncoder
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 
 import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator, WindowEntry}
@@ -35,36 +36,43 @@ final class StoredSliceWindows(evaluator: AggregateEvaluator) {
     StructField("progress", LongType, nullable = false), StructField("timer", LongType, nullable = true),
     StructField("windows", ArrayType(windowSchema, containsNull = false), nullable = false)))
 
-  private def encoder(s: StructType): ExpressionEncoder[Row] = ExpressionEncoder(RowEncoder.encoderFor(s, lenient = true))
-  /** The state variable's encoder. */
-  val stateEncoder: ExpressionEncoder[Row] = encoder(schema)
-  private val bufferToRow = encoder(bufferSchema).resolveAndBind().createDeserializer()
-  private val rowToBuffer = encoder(bufferSchema).createSerializer()
+  /**
+   * The state variable's encoder. Its objects are InternalRows of [[schema]], the engine's own form: a
+   * stored value is the same row Spark would store for an external Row of the schema, without making one
+   * (an external Row encoder of this nested schema took longer to make, per task, than the key visits).
+   */
+  lazy val stateEncoder: ExpressionEncoder[InternalRow] = RowConverters.internalRowEncoder(schema)
   private val bufferTypes = bufferSchema.fields.map(_.dataType)
+  private val bufferWidth = bufferTypes.length
+  private val windowWidth = windowSchema.length
 
   /** Puts the stored windows into a started operator; returns the stored timer. */
-  def restore(stored: Row, operator: KeyedWindowOperator): Option[Long] = {
+  def restore(stored: InternalRow, operator: KeyedWindowOperator): Option[Long] = {
     val state = operator.state
     state.progress = stored.getLong(0)
-    stored.getSeq[Row](2).foreach { w =>
-      val values = rowToBuffer(w.getStruct(5))
+    val windows = stored.getArray(2)
+    var w = 0
+    while (w < windows.numElements()) {
+      val window = windows.getStruct(w, windowWidth)
+      val values = window.getStruct(5, bufferWidth)
       val buffer = evaluator.newBuffer()
       var i = 0
-      while (i < bufferTypes.length) {
+      while (i < bufferWidth) {
         buffer.update(i, if (values.isNullAt(i)) null else InternalRow.copyValue(values.get(i, bufferTypes(i))))
         i += 1
       }
-      val entry = new WindowEntry(w.getLong(0), w.getLong(1), operator.contents.ofSlice(evaluator.fromSerialized(buffer)))
-      entry.held = w.getLong(2)
-      entry.fired = w.getBoolean(3)
-      entry.changed = w.getBoolean(4)
+      val entry = new WindowEntry(window.getLong(0), window.getLong(1), operator.contents.ofSlice(evaluator.fromSerialized(buffer)))
+      entry.held = window.getLong(2)
+      entry.fired = window.getBoolean(3)
+      entry.changed = window.getBoolean(4)
       state.putWindow(entry)
+      w += 1
     }
     if (stored.isNullAt(1)) None else Some(stored.getLong(1))
   }
 
   /** The operator's windows as a state value (the operator is not used afterwards: buffers are serialised in place). */
-  def snapshot(operator: KeyedWindowOperator, timer: Option[Long]): Row = {
+  def snapshot(operator: KeyedWindowOperator, timer: Option[Long]): InternalRow = {
     val state = operator.state
     if (state.hasLateGroups || state.keptSliceCount > 0 || state.lastClosedStart.isDefined || state.record != null) {
       throw new IllegalStateException("a stream's slice-fed windows keep only their open windows")
@@ -74,9 +82,9 @@ final class StoredSliceWindows(evaluator: AggregateEvaluator) {
         case b: BufferContents => evaluator.toSerialized(b.aggregationBuffer)
         case other => throw new IllegalStateException(s"a slice-fed window holds a buffer, not ${other.getClass.getSimpleName}")
       }
-      Row(w.start, w.end, w.held, w.fired, w.changed, bufferToRow(buffer))
-    }.toVector
-    Row(state.progress, timer.map(Long.box).orNull, windows)
+      new GenericInternalRow(Array[Any](w.start, w.end, w.held, w.fired, w.changed, buffer))
+    }.toArray[Any]
+    new GenericInternalRow(Array[Any](state.progress, timer.map(Long.box).orNull, new GenericArrayData(windows)))
   }
 }
 

@@ -4,7 +4,6 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.encoders.{ExpressionEncoder, RowEncoder}
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, BoundReference, InterpretedOrdering, SortOrder}
 import org.apache.spark.sql.types.LongType
 import org.apache.spark.sql.streaming._
@@ -56,7 +55,7 @@ final class WindowStatefulProcessor(
 
   // Each key's engine, Java-serialized (windows fed rows), or its typed windows (fed slices).
   @transient private var engineState: ValueState[Array[Byte]] = _
-  @transient private var windowsState: ValueState[Row] = _
+  @transient private var windowsState: ValueState[InternalRow] = _
   // The timer the current key registered, as its typed state says (fed slices).
   @transient private var storedTimer: Option[Long] = None
   @transient private lazy val pending = new mutable.ArrayBuffer[InternalRow]
@@ -75,19 +74,16 @@ final class WindowStatefulProcessor(
   @transient private lazy val storedWindows = new StoredSliceWindows(wiring.evaluator.get)
   // transformWithState hands over external Rows; the engine works on InternalRows (code-generated
   // conversions both ways; the serializer reuses its row, so rows the engine keeps are copied).
-  @transient private lazy val keyToInternal = encoder(keys).createSerializer()
-  @transient private lazy val rowToInternal = encoder(blueprint.input).createSerializer()
-  @transient private lazy val toExternal = encoder(blueprint.output).resolveAndBind().createDeserializer()
-
-  private def encoder(attrs: Seq[Attribute]): ExpressionEncoder[Row] =
-    ExpressionEncoder(RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true))
+  @transient private lazy val keyToInternal = RowConverters.toInternal(DataTypeUtils.fromAttributes(keys))
+  @transient private lazy val rowToInternal = RowConverters.toInternal(DataTypeUtils.fromAttributes(blueprint.input))
+  @transient private lazy val toExternal = RowConverters.toExternal(DataTypeUtils.fromAttributes(blueprint.output))
 
   // A checkpoint of the same query written when its rows were fed one by one (an earlier streamwin)
   // holds engines under `engine`: slice-fed windows check it for keys they do not know.
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     engineState = getHandle.getValueState[Array[Byte]]("engine", Encoders.BINARY, TTLConfig.NONE)
     if (sliceOrdinal.isDefined) {
-      windowsState = getHandle.getValueState[Row](StoredSliceWindows.StateName, storedWindows.stateEncoder, TTLConfig.NONE)
+      windowsState = getHandle.getValueState[InternalRow](StoredSliceWindows.StateName, storedWindows.stateEncoder, TTLConfig.NONE)
     }
   }
 
