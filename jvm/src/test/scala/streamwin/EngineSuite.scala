@@ -517,4 +517,35 @@ class EngineSuite extends AnyFunSuite {
     assert(serializable.size > 20 && serializable.exists(_ == classOf[RowWindowEngine]), serializable)
     assert(unpinned.isEmpty, s"pin them with the number they were released with (serialver): ${unpinned.map(_.getName)}")
   }
+
+  test("sliding windows' sweep over kept rows equals aggregating each window's rows; not used for growing buffers") {
+    val fixed: Seq[AggregateFunction] = Seq(Sum(v), Max(v), Count(Seq(v)))
+    val sums = new AggregateEvaluator(fixed, fixed.map(_ => None), Seq(v))
+    assert(sums.boundedBuffers)
+    val lists: Seq[AggregateFunction] = Seq(Sum(v), CollectList(v))
+    assert(!new AggregateEvaluator(lists, lists.map(_ => None), Seq(v)).boundedBuffers)
+    val rnd = new Random(7)
+    for (_ <- 1 to 20) {
+      val kept = new java.util.TreeMap[java.lang.Long, RowBag]
+      val sweep = new KeptRowsSweep(sums)
+      def keep(time: Long): Unit = {
+        kept.computeIfAbsent(time, _ => new RowBag(Seq(LongType))).append(new GenericInternalRow(Array[Any](rnd.nextInt(100).toLong)))
+        sweep.rowKept(time)
+      }
+      var end = 0L
+      for (_ <- 1 to 200) {
+        // Mostly in time order; now and then a tie or a row out of order.
+        keep(if (rnd.nextInt(8) == 0) end - rnd.nextInt(5) else end + rnd.nextInt(3))
+        end += (if (rnd.nextInt(10) == 0) -rnd.nextInt(4) else rnd.nextInt(3))
+        val start = end - 10
+        val got = sweep.aggregate(start, end, (first, last) =>
+          kept.subMap(first, true, last, true).entrySet().asScala.iterator.map(e => (e.getKey.longValue, e.getValue.rows)))
+        val expected = sums.newBuffer()
+        kept.subMap(start, true, end, true).values().asScala.foreach(bag => bag.rows.foreach(sums.update(expected, _)))
+        val want = sums.evaluate(expected)
+        assert((0 until 3).map(i => if (got.isNullAt(i)) null else got.getLong(i)) ==
+          (0 until 3).map(i => if (want.isNullAt(i)) null else want.getLong(i)), s"window [$start, $end]")
+      }
+    }
+  }
 }

@@ -3,7 +3,7 @@ package streamwin.engine
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate._
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /**
  * Evaluates any of Spark's aggregate functions generically over aggregation buffers, the way Spark's
@@ -38,6 +38,19 @@ class AggregateEvaluator(
     functions.zip(offsets).collect { case (t: TypedImperativeAggregate[_], off) =>
       (t.withNewMutableAggBufferOffset(off).withNewInputAggBufferOffset(off).asInstanceOf[TypedImperativeAggregate[_]], off)
     }.toArray
+
+  /**
+   * Every buffer keeps a bounded value (sum, count, min, max, averages, moments...): no object buffer
+   * (collect_list, percentile, mode, Scala Aggregators) and no array or map slot, which grow with their rows.
+   */
+  val boundedBuffers: Boolean = {
+    def bounded(t: DataType): Boolean = t match {
+      case _: ArrayType | _: MapType => false
+      case s: StructType => s.fields.forall(f => bounded(f.dataType))
+      case _ => true
+    }
+    typed.isEmpty && bufferTypes.forall(bounded)
+  }
 
   private val bufferAttrs: Seq[Attribute] = functions.flatMap(_.aggBufferAttributes)
   private val inputBufferAttrs: Seq[Attribute] = functions.flatMap(_.inputAggBufferAttributes)

@@ -114,8 +114,13 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
     case Some(e) => new BufferContents(e, output, buffer)
     case None => throw new IllegalStateException("slices are pre-aggregated: a select has none")
   }
-  /** Aggregates of sliding windows over kept rows (groupBy); None for a select. */
-  def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.map(new KeptRowsSweep(_))
+  /**
+   * Aggregates of sliding windows over kept rows (groupBy); None for a select, and for aggregates whose
+   * buffers grow with their rows: the sweep's FIFO holds a buffer per timestamp and, after a flip, each
+   * one aggregates every newer timestamp of its window (quadratic memory for collect_list), where
+   * aggregating the window's kept rows at each output needs one buffer.
+   */
+  def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.filter(_.boundedBuffers).map(new KeptRowsSweep(_))
   /** A queue of slices shared by windows (groupBy only). */
   def keptSlices(): KeptSlices = evaluator match {
     case Some(e) => new KeptSlices(e)
