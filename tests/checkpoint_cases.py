@@ -50,6 +50,8 @@ class Case(NamedTuple):
     state_variable: str  # where each key's windows are kept
     closes_on_watermark: bool  # else by rows only (count windows)
     encoding: str = "unsaferow"  # the state store's encoding (sw.configure(state_encoding=...))
+    # `engine` state: 0 for Java-serialized engines (streamwin before its own layout), else the layout's version
+    engine_format: int = 0
 
 
 CASES: dict[str, Case] = {
@@ -82,6 +84,11 @@ CASES: dict[str, Case] = {
                                                                          late="passthrough", partition_by="k")),
                                              True, "engine", True),
 }
+# The same queries again, written once `engine` state had its own layout (format 1): the sets hold
+# both forms, as users' checkpoints do.
+CASES.update({f"{name}-format-1": CASES[name]._replace(engine_format=1) for name in (
+    "count", "count-sliding-count-trigger", "sliding", "interval", "delta", "select-session-max-duration",
+    "tumbling-order-passthrough")})
 ENCODING = "spark.sql.streaming.stateStore.encodingFormat"
 
 

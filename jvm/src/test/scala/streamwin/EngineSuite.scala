@@ -350,7 +350,8 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
-  test("an engine stored and restored between micro-batches (the streaming host) continues exactly") {
+  test("an engine stored and restored between micro-batches (the streaming host) continues exactly, " +
+      "in the stored form and from the Java form earlier versions wrote") {
     val t = AttributeReference("t", LongType)()
     val input = Seq(v, t)
     val aggregates = Seq(Sum(v), CollectList(v), Count(v))
@@ -372,7 +373,7 @@ class EngineSuite extends AnyFunSuite {
     val rnd = new Random(11)
     for ((name, spec, policies) <- families; select <- Seq(false, true)) {
       val times = (0 until 80).map(i => math.max(0L, i * 2L + rnd.nextInt(9) - 6))
-      def run(storeEvery: Int): Seq[String] = {
+      def run(storeEvery: Int, javaForm: Boolean = false): Seq[String] = {
         val out = scala.collection.mutable.ArrayBuffer[String]()
         val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, input,
           if (select) input :+ window else window +: results, if (select) None else Some((aggregates, aggregates.map(_ => None))))
@@ -383,7 +384,13 @@ class EngineSuite extends AnyFunSuite {
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val bytes = wired.codec.encode(engine)
+            val bytes = if (javaForm) wired.codec.encodeJava(engine) else wired.codec.encode(engine)
+            if (!javaForm) {
+              // Written field by field: no Java serialization stream, no class names.
+              assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
+              val text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
+              assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java."), name)
+            }
             wired = wiring() // a new task: new evaluator and callbacks
             engine = wired.codec.decode(bytes)
           }
@@ -397,6 +404,7 @@ class EngineSuite extends AnyFunSuite {
       val uninterrupted = run(0)
       assert(uninterrupted.nonEmpty, name)
       Seq(1, 3, 7).foreach(every => assert(run(every) == uninterrupted, s"$name (select: $select), stored every $every rows"))
+      assert(run(3, javaForm = true) == uninterrupted, s"$name (select: $select), Java form")
     }
   }
 
@@ -447,7 +455,8 @@ class EngineSuite extends AnyFunSuite {
     (out, patched.toSeq)
   }
 
-  test("stored engines read Spark's classes by their fields across Spark lines; a changed streamwin class is refused") {
+  test("engines stored in the Java form (earlier versions) read Spark's classes by their fields across Spark lines; " +
+      "a changed streamwin class is refused") {
     val t = AttributeReference("t", LongType)()
     val s = 1000000L
     val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
@@ -468,7 +477,7 @@ class EngineSuite extends AnyFunSuite {
         engine.startKey()
         (0 until 40).foreach { i =>
           if (i == 20) {
-            val bytes = between(wired.codec.encode(engine))
+            val bytes = between(wired.codec.encodeJava(engine))
             wired = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
             engine = wired.codec.decode(bytes)
           }
@@ -512,10 +521,110 @@ class EngineSuite extends AnyFunSuite {
     val classes = files.filter(f => f.endsWith(".class") && !f.contains("$anon") && !f.endsWith("$.class"))
       .map(f => f.stripSuffix(".class").replace('/', '.')) :+ classOf[streamwin.execution.NewRowBag].getName
     val serializable = classes.map(Class.forName(_, false, getClass.getClassLoader))
-      .filter(c => classOf[java.io.Serializable].isAssignableFrom(c) && !c.isInterface)
+      .filter(c => classOf[java.io.Serializable].isAssignableFrom(c) && !c.isInterface && !classOf[Throwable].isAssignableFrom(c))
     val unpinned = serializable.filter(c => scala.util.Try(c.getDeclaredField("serialVersionUID")).isFailure)
     assert(serializable.size > 20 && serializable.exists(_ == classOf[RowWindowEngine]), serializable)
     assert(unpinned.isEmpty, s"pin them with the number they were released with (serialver): ${unpinned.map(_.getName)}")
+  }
+
+  /** A count(4, 2) groupBy of sum(v), wired as a task would be, collecting its output rows as strings. */
+  private def countWiring(spec: streamwin.spec.WindowSpec = CountWindowSpec(4, 2), out: String => Unit = _ => ()) = {
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val sum = Sum(v)
+    streamwin.execution.WindowEngineBlueprint(spec, WindowPolicies.Default, Seq(v),
+      Seq(window, AttributeReference("s", sum.dataType)()), Some((Seq(sum), Seq(None))))
+      .wire(() => InternalRow.empty, r => out(r.toString))
+  }
+
+  test("stored engines keep order values of every orderable type: count windows' first and last values") {
+    val samples: Seq[(String, Int => Any)] = Seq(
+      "long" -> (i => i * 7L), "int" -> (i => i * 3), "short" -> (i => i.toShort), "byte" -> (i => i.toByte),
+      "double" -> (i => i * 0.5), "float" -> (i => i * 0.25f), "boolean" -> (i => i > 4),
+      "string" -> (i => UTF8String.fromString(s"k-$i-\u00e9")),
+      "decimal" -> (i => org.apache.spark.sql.types.Decimal(BigDecimal(i) / 7, 20, 10)),
+      "binary" -> (i => Array[Byte](i.toByte, -1)))
+    for ((name, order) <- samples) {
+      val out = scala.collection.mutable.ArrayBuffer[String]()
+      def render(x: Any): String = x match {
+        case b: Array[Byte] => b.toSeq.mkString("binary(", ",", ")")
+        case other => s"${other.getClass.getSimpleName}($other)"
+      }
+      val output = new WindowOutput {
+        override def values(start: Any, end: Any, kind: UTF8String, values: InternalRow): Unit =
+          out += s"${render(start)} ${render(end)} $kind ${values.getLong(0)}"
+        override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = fail("a groupBy")
+      }
+      val sum = Sum(v)
+      val ev = new AggregateEvaluator(Seq(sum), Seq(None), Seq(v))
+      def newEngine(): RowWindowEngine = {
+        val contents = new ContentsFactory(Some(ev), output, () => new RowBag(Seq(LongType)))
+        new KeyedWindowOperator(CountWindowSpec(4, 2).family(WindowPolicies.Default), WindowPolicies.Default, contents,
+          new InMemoryWindowState(contents))
+      }
+      def run(store: Boolean): Seq[String] = {
+        out.clear()
+        val codec = new EngineStateCodec(Nil, () => newEngine())
+        var engine = newEngine()
+        engine.startKey()
+        (0 until 11).foreach { i =>
+          if (store) engine = codec.decode(codec.encode(engine))
+          engine.addRow(order(i), null, row(i.toLong))
+        }
+        engine.finishKey()
+        out.toSeq
+      }
+      val uninterrupted = run(store = false)
+      assert(uninterrupted.size == 6, uninterrupted)
+      assert(run(store = true) == uninterrupted, name)
+    }
+  }
+
+  test("window state in the Java form is read through a filter: a class no engine holds is refused, never built") {
+    def javaBytes(o: AnyRef): Array[Byte] = {
+      val bytes = new java.io.ByteArrayOutputStream
+      val out = new java.io.ObjectOutputStream(bytes)
+      out.writeObject(o)
+      out.close()
+      bytes.toByteArray
+    }
+    val nested = new java.util.HashMap[String, AnyRef]()
+    nested.put("x", new gadget.Gadget)
+    for ((payload, refused) <- Seq[(AnyRef, String)]((new gadget.Gadget, "gadget.Gadget"), (nested, "java.util.HashMap"),
+        (new java.util.TreeMap[String, AnyRef](java.util.Map.of("x", new gadget.Gadget)), "gadget.Gadget"))) {
+      gadget.Gadget.built = false
+      val e = intercept[IllegalStateException](countWiring().codec.decode(javaBytes(payload)))
+      assert(e.getMessage.contains(s"names class $refused") && e.getMessage.contains("new checkpoint location"), e.getMessage)
+      assert(!gadget.Gadget.built, refused)
+    }
+  }
+
+  test("a user's split trigger keeps a state of its own classes across stored engines; other classes are refused") {
+    def run(trigger: streamwin.api.SplitTrigger[_], storeEvery: Int): Seq[String] = {
+      val out = scala.collection.mutable.ArrayBuffer[String]()
+      val spec = streamwin.families.TriggerSplitWindowSpec(trigger.asInstanceOf[streamwin.api.SplitTrigger[Any]])
+      var wired = countWiring(spec, out += _)
+      var engine = wired.newEngine()
+      engine.startKey()
+      Seq(3L, 1L, 4L, 1L, 5L, 9L, 2L, 6L, 5L, 3L, 5L, 8L).zipWithIndex.foreach { case (x, i) =>
+        if (storeEvery > 0 && i % storeEvery == 0) {
+          val bytes = wired.codec.encode(engine)
+          wired = countWiring(spec, out += _)
+          engine = wired.codec.decode(bytes)
+        }
+        engine.addRow(i.toLong, org.apache.spark.sql.Row(x), row(x))
+      }
+      engine.finishKey()
+      out.toSeq
+    }
+    val uninterrupted = run(RisingMark, 0)
+    assert(uninterrupted.size == 4, uninterrupted)
+    assert(run(RisingMark, 1) == uninterrupted)
+    // The trigger lives in package streamwin; a state of another package's class is not read back.
+    gadget.Gadget.built = false
+    val e = intercept[IllegalStateException](run(GadgetState, 2))
+    assert(e.getMessage.contains("names class gadget.Gadget"), e.getMessage)
+    assert(!gadget.Gadget.built)
   }
 
   test("sliding windows' sweep over kept rows equals aggregating each window's rows; not used for growing buffers") {
@@ -548,4 +657,21 @@ class EngineSuite extends AnyFunSuite {
       }
     }
   }
+}
+
+/** A split trigger with a state of its own class: a window starts at a value above the last mark. */
+final case class Mark(level: Long, rows: Int)
+
+object RisingMark extends streamwin.api.SplitTrigger[Mark] {
+  override def initialState: Mark = Mark(2L, 0)
+  override def next(mark: Mark, row: org.apache.spark.sql.Row): (Mark, Boolean) = {
+    val x = row.getLong(0)
+    if (x > mark.level) (Mark(x, mark.rows + 1), true) else (mark.copy(rows = mark.rows + 1), false)
+  }
+}
+
+/** A split trigger whose state is a class of another package than the trigger's. */
+object GadgetState extends streamwin.api.SplitTrigger[gadget.Gadget] {
+  override def initialState: gadget.Gadget = new gadget.Gadget
+  override def next(state: gadget.Gadget, row: org.apache.spark.sql.Row): (gadget.Gadget, Boolean) = (state, false)
 }

@@ -52,6 +52,9 @@ trait WindowFamily extends Serializable {
 
   /** Nothing of the key needs keeping besides open windows and late groups. */
   def holdsNothing(state: WindowState): Boolean = !state.hasWindows
+
+  /** Classes of a user's code the family runs (a split trigger), whose state it may keep. */
+  def userClasses: Seq[Class[_]] = Nil
 }
 
 /** A family of event-time windows: the row's event time (µs) places it. */

@@ -74,6 +74,20 @@ final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
     evaluator.writePacked(out, elementsFront)
   }
 
+  /** Writes the elements and the back stack's aggregate packed (the stored form, see [[EngineStateCodec]]). */
+  def writeState(out: java.io.DataOutput): Unit = {
+    evaluator.writePacked(out, back)
+    evaluator.writePacked(out, front)
+    evaluator.writePacked(out, Seq(backAggregate))
+  }
+
+  /** Reads what [[writeState]] wrote into this (empty) FIFO. */
+  def readState(in: java.io.DataInput): Unit = {
+    back = evaluator.readPacked(in)
+    front = evaluator.readPacked(in)
+    backAggregate = evaluator.readPacked(in).head
+  }
+
   private def readObject(in: java.io.ObjectInputStream): Unit = {
     in.defaultReadObject()
     if (packedElements) {

@@ -33,19 +33,19 @@ import streamwin.spec.WindowPolicies
  */
 @SerialVersionUID(4768179361919009927L)
 final class KeyedWindowOperator(
-    family: WindowFamily,
+    private[engine] val family: WindowFamily,
     val policies: WindowPolicies,
     val contents: ContentsFactory,
     val state: WindowState) extends RowWindowEngine {
 
-  private var heldRows = 0L
+  private[engine] var heldRows = 0L
   // Processing time (µs) since which the key holds rows with nothing output (idle_timeout); 0: none.
   // (A field added after release: older engine state reads it as 0, which is right for it.)
-  private var quietSince = 0L
+  private[engine] var quietSince = 0L
   // What the key had output when the current visit began.
   @transient private var emittedBeforeVisit = 0L
   // Set by `late` while the current row is placed.
-  private var lateRow = false
+  private[engine] var lateRow = false
 
   override def startKey(): Unit = {
     state.clear()

@@ -232,6 +232,17 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
 
   private def writeObject(out: ObjectOutputStream): Unit = {
     out.defaultWriteObject() // numFields, types
+    writeRows(out)
+  }
+
+  /** Reads the rows back through the ordinary append path: into memory, spilling only past the budget. */
+  private def readObject(in: ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    readRows(in)
+  }
+
+  /** Writes the rows: their count, then each one's length and UnsafeRow bytes. */
+  def writeRows(out: java.io.DataOutput): Unit = {
     out.writeLong(count)
     val run = rows
     try {
@@ -244,9 +255,8 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
     } finally run.close()
   }
 
-  /** Reads the rows back through the ordinary append path: into memory, spilling only past the budget. */
-  private def readObject(in: ObjectInputStream): Unit = {
-    in.defaultReadObject()
+  /** Appends the rows [[writeRows]] wrote, as appended rows are kept: in memory, spilling past the budget. */
+  def readRows(in: java.io.DataInput): Unit = {
     val n = in.readLong()
     var i = 0L
     while (i < n) {

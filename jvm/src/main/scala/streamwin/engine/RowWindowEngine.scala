@@ -8,11 +8,12 @@ import org.apache.spark.sql.catalyst.InternalRow
  */
 @SerialVersionUID(-7793552838422547644L)
 abstract class RowWindowEngine extends Serializable {
-  private var emitted = 0L
-  private var peak = 0
-  protected var unwindowed = 0L
-  protected var late = 0L
-  protected var passed = 0L
+  // (Read and restored by the stored form, EngineStateCodec.)
+  private[engine] var emitted = 0L
+  private[engine] var peak = 0
+  protected[engine] var unwindowed = 0L
+  protected[engine] var late = 0L
+  protected[engine] var passed = 0L
 
   def windowsEmitted: Long = emitted
   def peakBuffered: Int = peak

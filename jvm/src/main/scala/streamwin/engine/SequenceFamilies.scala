@@ -244,6 +244,7 @@ object DataBoundary {
 @SerialVersionUID(-6828291867660875862L)
 final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
   override def newRecord(): AnyRef = new DataRecord(spec.initialState)
+  override def userClasses: Seq[Class[_]] = spec.userClasses
 
   override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val r = op.state.record.asInstanceOf[DataRecord]

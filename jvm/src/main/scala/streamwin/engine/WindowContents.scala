@@ -40,10 +40,10 @@ trait WindowContents extends Serializable {
  * a slice's buffer the window takes over, instead of a fresh one).
  */
 @SerialVersionUID(-1449360005068461517L)
-final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput, initial: InternalRow = null)
-    extends WindowContents {
+final class BufferContents(private[engine] val evaluator: AggregateEvaluator, output: WindowOutput,
+    initial: InternalRow = null) extends WindowContents {
   private val buffer = if (initial != null) initial else evaluator.newBuffer()
-  private var held = if (initial != null) 1L else 0L
+  private[engine] var held = if (initial != null) 1L else 0L
   override def append(row: InternalRow): Unit = { evaluator.update(buffer, row); held += 1 }
   override def evictOldest(): Unit = {
     // Disjoint windows are only ever evicted whole, right after they are emitted (or cleared).
@@ -64,7 +64,7 @@ final class BufferContents(evaluator: AggregateEvaluator, output: WindowOutput, 
 /** groupBy contents of overlapping count windows: they share one FIFO of per-row buffers. */
 @SerialVersionUID(4096124594571195384L)
 final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) extends WindowContents {
-  private val fifo = new FifoAggregator(evaluator)
+  private[engine] val fifo = new FifoAggregator(evaluator)
   override def append(row: InternalRow): Unit = {
     val buffer = evaluator.newBuffer()
     evaluator.update(buffer, row)
@@ -80,7 +80,7 @@ final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) ex
  * aggregates them at each output), kept in a [[RowBag]] that spills to disk.
  */
 @SerialVersionUID(5500696197366036543L)
-final class RowContents(private val bag: RowBag, output: WindowOutput) extends WindowContents {
+final class RowContents(private[engine] val bag: RowBag, output: WindowOutput) extends WindowContents {
   override def append(row: InternalRow): Unit = bag.append(row)
   override def evictOldest(): Unit = bag.dropFirst(1)
   override def clear(): Unit = bag.clear()
@@ -121,6 +121,11 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
    * aggregating the window's kept rows at each output needs one buffer.
    */
   def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.filter(_.boundedBuffers).map(new KeptRowsSweep(_))
+  /** Contents holding the one aggregation buffer packed in `in` ([[AggregateEvaluator.writePacked]]). */
+  private[engine] def restoredBuffer(in: java.io.DataInput): BufferContents = evaluator match {
+    case Some(e) => new BufferContents(e, output, e.readPacked(in).head)
+    case None => throw new IllegalStateException("a select holds rows, not aggregation buffers")
+  }
   /** A queue of slices shared by windows (groupBy only). */
   def keptSlices(): KeptSlices = evaluator match {
     case Some(e) => new KeptSlices(e)

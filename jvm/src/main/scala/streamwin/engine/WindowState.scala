@@ -89,7 +89,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val kept = new java.util.TreeMap[java.lang.Long, RowBag]
-  private var keptCount = 0L
+  private[engine] var keptCount = 0L
   private var slices: KeptSlices = null
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
@@ -152,6 +152,14 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     slices
   }
   override def keptSliceCount: Int = if (slices == null) 0 else slices.size
+
+  // What the stored form (EngineStateCodec) reads and restores besides the interface.
+  private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
+  private[engine] def lateGroups: Iterator[WindowEntry] = iterate(late.values().iterator())
+  private[engine] def keptBags: Seq[(Long, RowBag)] =
+    iterate(kept.entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue)).toVector
+  private[engine] def restoreKept(time: Long, bag: RowBag): Unit = kept.put(time, bag)
+  private[engine] def slicesIfAny: KeptSlices = slices
 
   override def clear(): Unit = {
     if (slices != null) slices.clear()

@@ -66,7 +66,7 @@ final case class WindowEngineBlueprint(
  */
 final case class EngineWiring(newEngine: () => RowWindowEngine, evaluator: Option[AggregateEvaluator],
     objects: Seq[AnyRef]) {
-  lazy val codec: EngineStateCodec = new EngineStateCodec(objects)
+  lazy val codec: EngineStateCodec = new EngineStateCodec(objects, newEngine)
 }
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */

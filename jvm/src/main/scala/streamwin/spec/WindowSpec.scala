@@ -111,6 +111,9 @@ trait DataWindowSpec extends SequenceWindowSpec {
   /** What a key's record holds before its first row ([[DataRecord.state]]). */
   def initialState: Any = null
 
+  /** Classes of a user's code the spec runs (a split trigger), whose state a stream may keep. */
+  def userClasses: Seq[Class[_]] = Nil
+
   /** What a row with `signal` does to the key's open window; may update `record.state`. */
   def boundary(signal: Any, record: DataRecord): DataBoundary
 
