@@ -580,6 +580,24 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
+  test("stored state of another format version, cut short or changed is refused with a message asking for a new checkpoint") {
+    val wired = countWiring()
+    val engine = wired.newEngine()
+    engine.startKey()
+    (0L until 7L).foreach(i => engine.addRow(i, null, row(i)))
+    val bytes = wired.codec.encode(engine)
+    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 1))
+    val otherVersion = bytes.clone()
+    otherVersion(2) = 9
+    val cut = bytes.take(bytes.length - 5)
+    for ((name, broken) <- Seq("version" -> otherVersion, "cut" -> cut)) {
+      val e = intercept[IllegalStateException](countWiring().codec.decode(broken))
+      assert(e.getMessage.contains("another streamwin version") && e.getMessage.contains("new checkpoint location"),
+        s"$name: ${e.getMessage}")
+    }
+    assert(countWiring().codec.decode(bytes).windowsEmitted == engine.windowsEmitted)
+  }
+
   test("window state in the Java form is read through a filter: a class no engine holds is refused, never built") {
     def javaBytes(o: AnyRef): Array[Byte] = {
       val bytes = new java.io.ByteArrayOutputStream

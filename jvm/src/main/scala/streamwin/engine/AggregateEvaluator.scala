@@ -161,6 +161,7 @@ class AggregateEvaluator(
   // Buffers as packed rows (UnsafeRow bytes), object buffers in their serialised form: how stored
   // engines write many buffers at once.
   @transient private lazy val packer = UnsafeProjection.create(bufferTypes.toArray)
+  @transient private lazy val slotTypes: Array[DataType] = bufferTypes.toArray
 
   /** Writes `buffers` packed: their count, then each one's length and bytes. */
   def writePacked(out: java.io.DataOutput, buffers: collection.Seq[InternalRow]): Unit = {
@@ -185,7 +186,7 @@ class AggregateEvaluator(
       val buffer = new SpecificInternalRow(bufferTypes)
       var slot = 0
       while (slot < bufferWidth) {
-        if (packed.isNullAt(slot)) buffer.setNullAt(slot) else buffer.update(slot, packed.get(slot, bufferTypes(slot)))
+        if (packed.isNullAt(slot)) buffer.setNullAt(slot) else buffer.update(slot, packed.get(slot, slotTypes(slot)))
         slot += 1
       }
       buffers += fromSerialized(buffer)

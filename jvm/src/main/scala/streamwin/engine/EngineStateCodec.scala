@@ -36,6 +36,10 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
       catch {
         case e @ (_: EOFException | _: StoredEngineFormat.UnknownForm) =>
           throw EngineStateCodec.otherVersion(e.getMessage, e)
+        // Bytes cut short or changed after they were written (lengths and counts out of range).
+        case e @ (_: IOException | _: IndexOutOfBoundsException | _: NegativeArraySizeException |
+                  _: IllegalArgumentException) =>
+          throw EngineStateCodec.otherVersion(s"unreadable window state: $e", e)
       } finally in.close()
       engine
     }

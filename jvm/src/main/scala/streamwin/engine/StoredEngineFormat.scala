@@ -86,7 +86,7 @@ private[engine] object StoredEngineFormat {
     state.record = readRecord(in, factory, userPackages)
     readEntries(in, factory).foreach(state.putWindow)
     readEntries(in, factory).foreach(state.putLateGroup)
-    val keptBags = in.readInt()
+    val keptBags = count(in)
     var i = 0
     while (i < keptBags) {
       val time = in.readLong()
@@ -97,6 +97,13 @@ private[engine] object StoredEngineFormat {
     }
     state.keptCount = in.readLong()
     if (in.readBoolean()) state.keptSlices.readState(in)
+  }
+
+  /** A count or length, each of whose elements takes at least a byte of what is left: else the bytes are broken. */
+  def count(in: DataInputStream): Int = {
+    val n = in.readInt()
+    if (n < 0 || n > in.available()) throw new UnknownForm(s"a count of $n with ${in.available()} bytes left")
+    n
   }
 
   private def writeEntries(entries: Iterator[WindowEntry], out: DataOutputStream): Unit = {
@@ -115,7 +122,7 @@ private[engine] object StoredEngineFormat {
   }
 
   private def readEntries(in: DataInputStream, factory: ContentsFactory): Seq[WindowEntry] =
-    (0 until in.readInt()).map { _ =>
+    (0 until count(in)).map { _ =>
       val start = in.readLong()
       val end = in.readLong()
       val held = in.readLong()
@@ -205,7 +212,7 @@ private[engine] object StoredEngineFormat {
         r.rows = in.readLong()
         r.oldestRetained = in.readLong()
         r.coveredUntil = in.readLong()
-        val n = in.readInt()
+        val n = count(in)
         r.orders = new scala.collection.mutable.ArrayDeque[Any](n)
         val longs = in.readBoolean()
         var i = 0
@@ -311,7 +318,7 @@ private[engine] object StoredValues {
   }
 
   private def readBytes(in: DataInputStream): Array[Byte] = {
-    val bytes = new Array[Byte](in.readInt())
+    val bytes = new Array[Byte](StoredEngineFormat.count(in))
     in.readFully(bytes)
     bytes
   }

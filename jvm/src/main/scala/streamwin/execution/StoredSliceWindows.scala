@@ -71,7 +71,11 @@ final class StoredSliceWindows(evaluator: AggregateEvaluator) {
     if (stored.isNullAt(1)) None else Some(stored.getLong(1))
   }
 
-  /** The operator's windows as a state value (the operator is not used afterwards: buffers are serialised in place). */
+  /**
+   * The operator's windows as a state value. The value shares the operator's live buffers (object buffers
+   * serialised in place), so the operator is not used afterwards and the caller encodes the value at once
+   * (`ValueState.update` does).
+   */
   def snapshot(operator: KeyedWindowOperator, timer: Option[Long]): InternalRow = {
     val state = operator.state
     if (state.hasLateGroups || state.keptSliceCount > 0 || state.lastClosedStart.isDefined || state.record != null) {
