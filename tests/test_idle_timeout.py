@@ -183,3 +183,56 @@ def test_processing_time_queries_refuse_a_trigger_that_runs_to_the_end(spark, tm
             query.awaitTermination(120)
     finally:
         query.stop()
+
+
+def test_idle_timeout_continues_across_a_restart(spark, tmp_path):
+    """A key's quiet period and its timer are state: a query restarted from its checkpoint times out the
+    rows held before the restart, and its windows go on."""
+    (tmp_path / "in").mkdir()
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def start():
+        src = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in"))
+        counted = src.groupBy("k", sw.count(3, order_by="seq", idle_timeout="6 seconds")).agg(
+            F.sum("v").alias("total"), F.count("*").alias("n"))
+        return (counted.writeStream.format("parquet").option("path", str(out))
+                .option("checkpointLocation", str(checkpoint)).trigger(processingTime="300 milliseconds").start())
+
+    def write(name: str, rows: list[tuple]) -> None:
+        tmp = tmp_path / "in" / f".{name}.tmp"
+        tmp.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v"), r))) + "\n" for r in rows))
+        os.replace(tmp, tmp_path / "in" / f"{name}.json")
+
+    def outputs() -> list[tuple]:
+        if not (out / "_spark_metadata").exists():
+            return []
+        return [(r.window.kind, r.total, r.n) for r in spark.read.parquet(str(out)).orderBy("window.start").collect()]
+
+    def wait_for(query, done: Callable[[list[tuple]], bool], what: str) -> list[tuple]:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if query.exception():
+                raise AssertionError(str(query.exception()))
+            if done(outputs()):
+                return outputs()
+            time.sleep(0.3)
+        raise AssertionError(f"{what} did not come within 90 s; output so far: {outputs()}")
+
+    query = start()
+    try:
+        write("part-0000", [("a", 0, 0, 1), ("a", 0, 1, 2)])
+        deadline = time.time() + 60
+        while not any(p["numInputRows"] for p in query.recentProgress) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        query.stop()
+    # Stopped within the quiet period: the rows are held in the checkpoint, nothing was output.
+    assert outputs() == []
+    query = start()
+    try:
+        wait_for(query, lambda o: len(o) == 1, "the timed-out rows after the restart")
+        write("part-0001", [("a", 0, 2, 4), ("a", 0, 3, 8), ("a", 0, 4, 16), ("a", 0, 5, 32)])
+        result = wait_for(query, lambda o: len(o) == 3, "the two finals")
+    finally:
+        query.stop()
+    assert result == [("partial", 3, 2), ("final", 4, 1), ("final", 56, 3)]
