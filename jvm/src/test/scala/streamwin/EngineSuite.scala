@@ -557,18 +557,18 @@ class EngineSuite extends AnyFunSuite {
       }
       val sum = Sum(v)
       val ev = new AggregateEvaluator(Seq(sum), Seq(None), Seq(v))
-      def newEngine(): RowWindowEngine = {
-        val contents = new ContentsFactory(Some(ev), output, () => new RowBag(Seq(LongType)))
+      val bags = () => new RowBag(Seq(LongType))
+      val contents = new ContentsFactory(Some(ev), output, bags)
+      def newEngine(): RowWindowEngine =
         new KeyedWindowOperator(CountWindowSpec(4, 2).family(WindowPolicies.Default), WindowPolicies.Default, contents,
           new InMemoryWindowState(contents))
-      }
-      def run(store: Boolean): Seq[String] = {
+      def run(store: Boolean, javaForm: Boolean = false): Seq[String] = {
         out.clear()
-        val codec = new EngineStateCodec(Nil, () => newEngine())
+        val codec = new EngineStateCodec(Seq(ev, output, contents, bags), () => newEngine())
         var engine = newEngine()
         engine.startKey()
         (0 until 11).foreach { i =>
-          if (store) engine = codec.decode(codec.encode(engine))
+          if (store) engine = codec.decode(if (javaForm) codec.encodeJava(engine) else codec.encode(engine))
           engine.addRow(order(i), null, row(i.toLong))
         }
         engine.finishKey()
@@ -577,6 +577,8 @@ class EngineSuite extends AnyFunSuite {
       val uninterrupted = run(store = false)
       assert(uninterrupted.size == 6, uninterrupted)
       assert(run(store = true) == uninterrupted, name)
+      // Engines stored by earlier versions (a decimal of more than 18 digits holds a Scala BigDecimal).
+      assert(run(store = true, javaForm = true) == uninterrupted, s"$name, Java form")
     }
   }
 
@@ -608,7 +610,7 @@ class EngineSuite extends AnyFunSuite {
     }
     val nested = new java.util.HashMap[String, AnyRef]()
     nested.put("x", new gadget.Gadget)
-    for ((payload, refused) <- Seq[(AnyRef, String)]((new gadget.Gadget, "gadget.Gadget"), (nested, "java.util.HashMap"),
+    for ((payload, refused) <- Seq[(AnyRef, String)]((new gadget.Gadget, "gadget.Gadget"), (nested, "gadget.Gadget"),
         (new java.util.TreeMap[String, AnyRef](java.util.Map.of("x", new gadget.Gadget)), "gadget.Gadget"))) {
       gadget.Gadget.built = false
       val e = intercept[IllegalStateException](countWiring().codec.decode(javaBytes(payload)))
@@ -638,10 +640,15 @@ class EngineSuite extends AnyFunSuite {
     val uninterrupted = run(RisingMark, 0)
     assert(uninterrupted.size == 4, uninterrupted)
     assert(run(RisingMark, 1) == uninterrupted)
-    // The trigger lives in package streamwin; a state of another package's class is not read back.
+    // Java collections and Scala decimals in a trigger's state.
+    val mixed = run(EveryThirdRow, 0)
+    assert(mixed.size == 4 && run(EveryThirdRow, 1) == mixed, mixed)
+    // The trigger and its initial state live in package streamwin: a state of another package's class fails
+    // where it is stored, by name, and is never built.
     gadget.Gadget.built = false
     val e = intercept[IllegalStateException](run(GadgetState, 2))
-    assert(e.getMessage.contains("names class gadget.Gadget"), e.getMessage)
+    assert(e.getMessage.contains("cannot be kept in a stream's state") && e.getMessage.contains("gadget.Gadget"),
+      e.getMessage)
     assert(!gadget.Gadget.built)
   }
 
@@ -688,8 +695,19 @@ object RisingMark extends streamwin.api.SplitTrigger[Mark] {
   }
 }
 
-/** A split trigger whose state is a class of another package than the trigger's. */
-object GadgetState extends streamwin.api.SplitTrigger[gadget.Gadget] {
-  override def initialState: gadget.Gadget = new gadget.Gadget
-  override def next(state: gadget.Gadget, row: org.apache.spark.sql.Row): (gadget.Gadget, Boolean) = (state, false)
+/** A split trigger whose state becomes an object of a class of another package than the trigger's and its initial state's. */
+object GadgetState extends streamwin.api.SplitTrigger[AnyRef] {
+  override def initialState: AnyRef = "start"
+  override def next(state: AnyRef, row: org.apache.spark.sql.Row): (AnyRef, Boolean) = (new gadget.Gadget, false)
+}
+
+/** A split trigger whose state holds a Java list and a Scala decimal: a window starts at every third row. */
+object EveryThirdRow extends streamwin.api.SplitTrigger[(java.util.ArrayList[java.lang.Long], BigDecimal)] {
+  override def initialState: (java.util.ArrayList[java.lang.Long], BigDecimal) = (new java.util.ArrayList, BigDecimal(0))
+  override def next(state: (java.util.ArrayList[java.lang.Long], BigDecimal), row: org.apache.spark.sql.Row)
+      : ((java.util.ArrayList[java.lang.Long], BigDecimal), Boolean) = {
+    val seen = new java.util.ArrayList(state._1)
+    seen.add(row.getLong(0))
+    ((seen, state._2 + BigDecimal(row.getLong(0)) / 3), seen.size % 3 == 1)
+  }
 }

@@ -9,6 +9,12 @@ import org.apache.spark.sql.Row
  * row of each key), and says whether this row starts a new window. Use it with
  * [[functions.splitBy]]; it must be serializable, as it runs on the executors.
  *
+ * On a stream the state is kept in the checkpoint. Numbers, strings, decimals and byte arrays are stored as
+ * values; any other state is Java-serialized and read back through a class filter that admits Java's and
+ * Scala's value types and collections, dates and times, Spark Rows, and the classes of the trigger's own
+ * package and of its initial state's. A state holding another class fails the micro-batch that stores it,
+ * naming the class.
+ *
  * {{{
  *   // KX's high-water-mark example: a window ends whenever a value exceeds every earlier one (start: 15).
  *   object HighWaterMark extends SplitTrigger[Int] {

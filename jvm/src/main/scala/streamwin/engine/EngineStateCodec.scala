@@ -28,17 +28,18 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
   }
 
   def decode(bytes: Array[Byte]): RowWindowEngine =
-    if (JavaEngineState.isJavaForm(bytes)) javaForm.decode(bytes, allowedPackages(newEngine()))
+    if (JavaEngineState.isJavaForm(bytes)) javaForm.decode(bytes, StoredEngineFormat.userPackages(newEngine()))
     else {
       val engine = newEngine().asInstanceOf[KeyedWindowOperator]
       val in = new DataInputStream(new ByteArrayInputStream(bytes))
-      try StoredEngineFormat.read(engine, in, allowedPackages(engine))
+      try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine))
       catch {
         case e @ (_: EOFException | _: StoredEngineFormat.UnknownForm) =>
           throw EngineStateCodec.otherVersion(e.getMessage, e)
         // Bytes cut short or changed after they were written (lengths and counts out of range).
         case e @ (_: IOException | _: IndexOutOfBoundsException | _: NegativeArraySizeException |
-                  _: IllegalArgumentException) =>
+                  _: IllegalArgumentException | _: NoSuchElementException | _: ClassCastException |
+                  _: ClassNotFoundException) =>
           throw EngineStateCodec.otherVersion(s"unreadable window state: $e", e)
       } finally in.close()
       engine
@@ -47,11 +48,6 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
   /** The engine state in the form streamwin wrote before [[StoredEngineFormat]] (tests write it to read it back). */
   private[streamwin] def encodeJava(engine: RowWindowEngine): Array[Byte] = javaForm.encode(engine)
 
-  // A user's split trigger may keep a state of its own classes.
-  private def allowedPackages(engine: RowWindowEngine): Seq[String] = engine match {
-    case op: KeyedWindowOperator => op.family.userClasses.map(c => Option(c.getPackageName).getOrElse(""))
-    case _ => Nil
-  }
 }
 
 private[engine] object EngineStateCodec {

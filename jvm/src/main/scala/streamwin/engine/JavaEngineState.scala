@@ -36,7 +36,8 @@ private[engine] final class StoredClassFilter(userPackages: Seq[String], engineC
     else {
       val name = cls.getName
       val packageName = Option(cls.getPackageName).getOrElse("")
-      ValueClasses.contains(name) || ScalaValues.exists(name.startsWith) && !ScalaRefused.exists(name.startsWith) ||
+      ValueClasses.contains(name) || ValuePrefixes.exists(name.startsWith) ||
+        ScalaValues.exists(name.startsWith) && !ScalaRefused.exists(name.startsWith) ||
         userPackages.contains(packageName) ||
         engineClasses && (EngineClasses.contains(name) || EnginePrefixes.exists(name.startsWith))
     }
@@ -49,10 +50,20 @@ private[engine] object StoredClassFilter {
   private val ValueClasses = Set(
     "java.lang.Number", "java.lang.Long", "java.lang.Integer", "java.lang.Double", "java.lang.Float", "java.lang.Short",
     "java.lang.Byte", "java.lang.Boolean", "java.lang.Character", "java.lang.String", "java.lang.Enum",
-    "java.math.BigDecimal", "java.math.BigInteger")
+    "java.math.BigDecimal", "java.math.BigInteger", "java.math.MathContext", "java.math.RoundingMode",
+    "java.util.Date", "java.sql.Date", "java.sql.Timestamp",
+    // Collections a split trigger's state may use (List.of & co. are written as CollSer).
+    "java.util.ArrayList", "java.util.LinkedList", "java.util.ArrayDeque", "java.util.HashMap", "java.util.LinkedHashMap",
+    "java.util.TreeMap", "java.util.HashSet", "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.CollSer",
+    // (Their readObject checks the size of the array it is about to make, by its element class.)
+    "java.lang.Object", "java.util.Map$Entry",
+    // Spark's external rows (a trigger's state may keep the row it was given) and their schema.
+    "org.apache.spark.sql.Row", "org.apache.spark.sql.catalyst.expressions.GenericRow",
+    "org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema")
+  private val ValuePrefixes = Seq("java.time.", "org.apache.spark.sql.types.")
 
   private val ScalaValues = Seq("scala.Option", "scala.Some", "scala.None$", "scala.Tuple", "scala.math.BigDecimal",
-    "scala.math.BigInt", "scala.runtime.ModuleSerializationProxy", "scala.collection.generic.DefaultSerializationProxy",
+    "scala.math.BigInt", "scala.math.ScalaNumber", "scala.runtime.ModuleSerializationProxy", "scala.collection.generic.DefaultSerializationProxy",
     "scala.collection.generic.SerializeEnd$", "scala.collection.IterableFactory$", "scala.collection.MapFactory$",
     "scala.collection.SortedMapFactory$", "scala.collection.EvidenceIterableFactory$",
     "scala.collection.SpecificIterableFactory", "scala.collection.immutable.", "scala.collection.mutable.",
@@ -62,7 +73,6 @@ private[engine] object StoredClassFilter {
     "scala.collection.immutable.Stream$")
 
   private val EngineClasses = Set(
-    "java.util.TreeMap", "java.util.ArrayList",
     "org.apache.spark.sql.catalyst.InternalRow", "org.apache.spark.sql.catalyst.expressions.SpecificInternalRow",
     "org.apache.spark.sql.catalyst.expressions.GenericInternalRow", "org.apache.spark.sql.catalyst.expressions.UnsafeRow",
     "org.apache.spark.sql.catalyst.expressions.JoinedRow", "org.apache.spark.sql.catalyst.util.ArrayData",
@@ -70,20 +80,22 @@ private[engine] object StoredClassFilter {
     "org.apache.spark.sql.catalyst.util.ArrayBasedMapData", "org.apache.spark.sql.catalyst.expressions.UnsafeArrayData",
     "org.apache.spark.sql.catalyst.expressions.UnsafeMapData",
     "org.apache.spark.sql.catalyst.util.QuantileSummaries", "org.apache.spark.sql.catalyst.util.QuantileSummaries$Stats")
-  private val EnginePrefixes = Seq("streamwin.", "org.apache.spark.sql.types.", "org.apache.spark.unsafe.types.",
+  private val EnginePrefixes = Seq("streamwin.", "org.apache.spark.unsafe.types.",
     "org.apache.spark.sql.catalyst.expressions.Mutable",
     // Object buffers of Spark's aggregates (percentile, approx_percentile, sketches, histograms).
     "org.apache.spark.sql.catalyst.expressions.aggregate.ApproximatePercentile$PercentileDigest",
     "org.apache.spark.util.collection.OpenHashMap", "org.apache.spark.util.collection.OpenHashSet",
+    "org.apache.spark.util.collection.BitSet", "scala.reflect.ClassTag", "scala.reflect.ManifestFactory",
     "org.apache.spark.util.sketch.", "org.apache.spark.sql.util.NumericHistogram")
 
   /** An object stream that loads classes from the task's class loader (where streamwin.jar is) and filters them. */
-  class FilteredInput(bytes: InputStream, filter: StoredClassFilter) extends ObjectInputStream(bytes) {
+  class FilteredInput(bytes: InputStream, filter: StoredClassFilter,
+      classes: java.util.HashMap[String, Class[_]] = new java.util.HashMap[String, Class[_]])
+      extends ObjectInputStream(bytes) {
     setObjectInputFilter(filter)
-    private val classes = new java.util.HashMap[String, Class[_]]
 
     // streamwin.jar (and a user's split trigger) may only be visible to the task's class loader.
-    // Looked up once per task: every key's engine names the same classes.
+    // Looked up once per task (the codec's map): every key's engine names the same classes.
     override protected def resolveClass(desc: ObjectStreamClass): Class[_] = {
       val known = classes.get(desc.getName)
       if (known != null) known
@@ -112,6 +124,7 @@ private[engine] object StoredClassFilter {
 private[engine] final class JavaEngineState(wiring: Seq[AnyRef]) {
   import JavaEngineState.readsAcrossLines
   private val wiringIndex = new IdentityHashMap[AnyRef, Integer]
+  private val classes = new java.util.HashMap[String, Class[_]]
   wiring.zipWithIndex.foreach { case (w, i) => wiringIndex.put(w, i) }
 
   def encode(engine: RowWindowEngine): Array[Byte] = {
@@ -130,7 +143,7 @@ private[engine] final class JavaEngineState(wiring: Seq[AnyRef]) {
 
   def decode(bytes: Array[Byte], userPackages: Seq[String]): RowWindowEngine = {
     val in = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes),
-        new StoredClassFilter(userPackages, engineClasses = true)) {
+        new StoredClassFilter(userPackages, engineClasses = true), classes) {
       enableResolveObject(true)
       override protected def resolveObject(obj: AnyRef): AnyRef = obj match {
         case WiringReference(index) => wiring(index)

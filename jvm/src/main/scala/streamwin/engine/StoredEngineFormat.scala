@@ -40,6 +40,18 @@ private[engine] object StoredEngineFormat {
     val CutSession: Byte = 4
   }
 
+  /**
+   * Packages of a user's code the engine runs (a split trigger and its initial state), whose classes its
+   * state may hold. Not Java's, Scala's or Spark's own (a state that is a Scala tuple does not admit all of
+   * `scala`): their value classes are admitted one by one ([[StoredClassFilter]]).
+   */
+  def userPackages(engine: RowWindowEngine): Seq[String] = engine match {
+    case op: KeyedWindowOperator => op.family.userClasses.map(c => Option(c.getPackageName).getOrElse(""))
+      .filterNot(p => PlatformPackages.exists(root => p == root || p.startsWith(root + "."))).distinct
+    case _ => Nil
+  }
+  private val PlatformPackages = Seq("java", "javax", "jdk", "sun", "scala", "org.apache.spark")
+
   def write(op: KeyedWindowOperator, out: DataOutputStream): Unit = {
     out.writeShort(Magic)
     out.writeByte(Version)
@@ -55,7 +67,7 @@ private[engine] object StoredEngineFormat {
     out.writeLong(state.progress)
     out.writeBoolean(state.lastClosedStart.isDefined)
     state.lastClosedStart.foreach(out.writeLong)
-    writeRecord(state.record, out)
+    writeRecord(state.record, out, userPackages(op))
     writeEntries(state.openWindows, out)
     writeEntries(state.lateGroups, out)
     val kept = state.keptBags
@@ -173,7 +185,7 @@ private[engine] object StoredEngineFormat {
     case other => throw new UnknownForm(s"window contents of kind $other")
   }
 
-  private def writeRecord(record: AnyRef, out: DataOutputStream): Unit = record match {
+  private def writeRecord(record: AnyRef, out: DataOutputStream, userPackages: Seq[String]): Unit = record match {
     case null => out.writeByte(RecordTag.Absent)
     case r: CountRecord =>
       out.writeByte(RecordTag.Count)
@@ -192,7 +204,7 @@ private[engine] object StoredEngineFormat {
     case r: DataRecord =>
       out.writeByte(RecordTag.Data)
       out.writeInt(r.members)
-      StoredValues.write(r.state, out)
+      StoredValues.write(r.state, out, userPackages)
     case r: CutSessionRecord =>
       out.writeByte(RecordTag.CutSession)
       out.writeLong(r.firstTime)
@@ -262,7 +274,8 @@ private[engine] object StoredValues {
   private val JavaStringValue: Byte = 11
   private val UserObject: Byte = 12
 
-  def write(value: Any, out: DataOutputStream): Unit = value match {
+  /** `userPackages`: where a user's object may come from ([[StoredClassFilter]]); it must read back now, not fail later. */
+  def write(value: Any, out: DataOutputStream, userPackages: Seq[String] = Nil): Unit = value match {
     case null => out.writeByte(Null)
     case v: Long => out.writeByte(LongValue); out.writeLong(v)
     case v: Int => out.writeByte(IntValue); out.writeInt(v)
@@ -284,6 +297,16 @@ private[engine] object StoredValues {
       val objects = new ObjectOutputStream(bytes)
       objects.writeObject(v)
       objects.close()
+      // Read back now through the filter that will read it: a class it refuses fails this micro-batch, by name.
+      val filter = new StoredClassFilter(userPackages, engineClasses = false)
+      val check = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes.toByteArray), filter)
+      try check.readObject() catch {
+        case e: InvalidClassException if filter.refused != null => throw new IllegalStateException(
+          s"streamwin: a split trigger's state of ${v.getClass.getName} cannot be kept in a stream's state: it " +
+            s"holds an object of ${filter.refused}. A trigger's state may be made of numbers, strings, " +
+            "decimals, dates and times, Scala tuples, options and collections, Java collections, Spark Rows, " +
+            "and classes of the trigger's own package or of its initial state's.", e)
+      } finally check.close()
       out.writeByte(UserObject)
       writeBytes(bytes.toByteArray, out)
     case v => throw new IllegalStateException(s"streamwin cannot store a value of ${v.getClass.getName} in a stream's state")
@@ -305,11 +328,14 @@ private[engine] object StoredValues {
       Decimal(new java.math.BigDecimal(new java.math.BigInteger(readBytes(in)), scale), precision, scale)
     case BinaryValue => readBytes(in)
     case JavaStringValue => new String(readBytes(in), java.nio.charset.StandardCharsets.UTF_8)
-    case UserObject =>
-      val objects = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(readBytes(in)),
-        new StoredClassFilter(userPackages, engineClasses = false))
-      try objects.readFiltered() finally objects.close()
+    case UserObject => readUserObject(readBytes(in), userPackages)
     case other => throw new StoredEngineFormat.UnknownForm(s"a stored value of kind $other")
+  }
+
+  private def readUserObject(bytes: Array[Byte], userPackages: Seq[String]): AnyRef = {
+    val objects = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes),
+      new StoredClassFilter(userPackages, engineClasses = false))
+    try objects.readFiltered() finally objects.close()
   }
 
   private def writeBytes(bytes: Array[Byte], out: DataOutputStream): Unit = {

@@ -26,7 +26,7 @@ final case class TriggerSplitWindowSpec(trigger: streamwin.api.SplitTrigger[Any]
   override def function: String = Split.sql.name
   override def toString: String = s"TriggerSplitWindowSpec(${trigger.getClass.getName})"
   override def initialState: Any = trigger.initialState
-  override def userClasses: Seq[Class[_]] = Seq(trigger.getClass)
+  override def userClasses: Seq[Class[_]] = Seq(trigger.getClass) ++ Option(trigger.initialState).map(_.getClass)
   override def signalConverter(signalType: DataType): Any => Any = CatalystTypeConverters.createToScalaConverter(signalType)
   override def boundary(signal: Any, record: DataRecord): DataBoundary = {
     val (state, startsWindow) = trigger.next(record.state, signal.asInstanceOf[Row])
