@@ -89,6 +89,10 @@ CASES: dict[str, Case] = {
 CASES.update({f"{name}-format-1": CASES[name]._replace(engine_format=1) for name in (
     "count", "count-sliding-count-trigger", "sliding", "interval", "delta", "select-session-max-duration",
     "tumbling-order-passthrough")})
+# Format 2 (a fingerprint of the aggregation buffer and input types after the version).
+CASES.update({f"{name}-format-2": CASES[name]._replace(engine_format=2) for name in (
+    "count", "count-sliding-count-trigger", "sliding", "split", "select-session-max-duration",
+    "tumbling-order-passthrough", "session-dynamic-gap")})
 ENCODING = "spark.sql.streaming.stateStore.encodingFormat"
 
 

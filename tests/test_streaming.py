@@ -486,6 +486,50 @@ def test_checkpoints_of_row_fed_windows_continue_with_pre_aggregation_off(spark,
         Counter(map(_key, [r for r in batch if r.k != "zz"]))
 
 
+@pytest.mark.parametrize("name, changed", [
+    ("other aggregates", lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(
+        F.sum("v").alias("sv"), F.max("v").alias("mv"))),
+    ("another input column", lambda df: df.withColumn("v2", F.col("v") * 2).select(
+        "k", "s", "seq", "v", "v2", sw.count(4, step=2, order_by="seq", partition_by="k"))),
+])
+def test_a_changed_query_is_refused_by_its_windows_state_and_the_old_one_continues(spark, tmp_path, name, changed):
+    # Each key's engine is stored as bytes, which Spark's state schema check cannot see into; the
+    # stored fingerprint of the aggregation buffer and input types refuses a query whose aggregates or
+    # input changed, instead of reading its buffers and rows as other types.
+    rows = _with_sentinels(_rows(random.Random(SEED + 5), 40), watermark=False)
+    arrival = sorted(rows, key=lambda r: r[2])
+    folder, checkpoint, sink = tmp_path / "in", tmp_path / "checkpoint", tmp_path / "out"
+    half = len(arrival) // 2
+    _write_splits(folder, arrival[:half], [half // 2])
+    original = {
+        "other aggregates": lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(F.sum("v").alias("sv")),
+        "another input column": lambda df: df.select("k", "s", "seq", "v",
+                                                      sw.count(4, step=2, order_by="seq", partition_by="k")),
+    }[name]
+
+    def run(build: Build) -> None:
+        query = (build(_source(spark, folder, None)).writeStream.format("parquet").option("path", str(sink))
+                 .option("checkpointLocation", str(checkpoint)).outputMode("append").start())
+        try:
+            _wait_until_idle(query)
+        finally:
+            query.stop()
+
+    run(original)
+    assert spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint)).count() == 3
+    path = folder / "later.json"
+    path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n" for r in arrival[half:]))
+    os.utime(path, (2_000_000, 2_000_000))
+    with pytest.raises(Exception, match="written by another query") as refused:
+        run(changed)
+    assert "new checkpoint location" in str(refused.value)
+    run(original)
+    streamed = spark.read.parquet(str(sink)).collect()
+    batch = original(_batch(spark, rows)).collect()
+    # (A stream has no teardown: the batch's last, partial windows stay open.)
+    assert Counter(map(_key, streamed)) == Counter(map(_key, [r for r in batch if r.window.kind != "partial"]))
+
+
 def test_pre_aggregation_setting_must_be_a_boolean(spark, tmp_path):
     spark.conf.set("spark.streamwin.streaming.preAggregate", "sometimes")
     try:

@@ -373,7 +373,7 @@ class EngineSuite extends AnyFunSuite {
     val rnd = new Random(11)
     for ((name, spec, policies) <- families; select <- Seq(false, true)) {
       val times = (0 until 80).map(i => math.max(0L, i * 2L + rnd.nextInt(9) - 6))
-      def run(storeEvery: Int, javaForm: Boolean = false): Seq[String] = {
+      def run(storeEvery: Int, javaForm: Boolean = false, formatOne: Boolean = false): Seq[String] = {
         val out = scala.collection.mutable.ArrayBuffer[String]()
         val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, input,
           if (select) input :+ window else window +: results, if (select) None else Some((aggregates, aggregates.map(_ => None))))
@@ -384,7 +384,8 @@ class EngineSuite extends AnyFunSuite {
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val bytes = if (javaForm) wired.codec.encodeJava(engine) else wired.codec.encode(engine)
+            val bytes = if (javaForm) wired.codec.encodeJava(engine)
+              else if (formatOne) asFormatOne(wired.codec.encode(engine)) else wired.codec.encode(engine)
             if (!javaForm) {
               // Written field by field: no Java serialization stream, no class names.
               assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
@@ -405,7 +406,14 @@ class EngineSuite extends AnyFunSuite {
       assert(uninterrupted.nonEmpty, name)
       Seq(1, 3, 7).foreach(every => assert(run(every) == uninterrupted, s"$name (select: $select), stored every $every rows"))
       assert(run(3, javaForm = true) == uninterrupted, s"$name (select: $select), Java form")
+      assert(run(3, formatOne = true) == uninterrupted, s"$name (select: $select), format 1")
     }
+  }
+
+  /** Format-2 bytes as format 1 wrote them: the same layout without the fingerprint. */
+  private def asFormatOne(bytes: Array[Byte]): Array[Byte] = {
+    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 2))
+    bytes.take(2) ++ Array[Byte](1) ++ bytes.drop(11)
   }
 
   test("a stored engine writes its retained rows' buffers and order values packed, not as Java objects") {
@@ -564,7 +572,8 @@ class EngineSuite extends AnyFunSuite {
           new InMemoryWindowState(contents))
       def run(store: Boolean, javaForm: Boolean = false): Seq[String] = {
         out.clear()
-        val codec = new EngineStateCodec(Seq(ev, output, contents, bags), () => newEngine())
+        val codec = new EngineStateCodec(Seq(ev, output, contents, bags), () => newEngine(),
+          new StoredStateShape("sw_count", Some(ev.bufferTypes), Seq(LongType)))
         var engine = newEngine()
         engine.startKey()
         (0 until 11).foreach { i =>
@@ -588,7 +597,7 @@ class EngineSuite extends AnyFunSuite {
     engine.startKey()
     (0L until 7L).foreach(i => engine.addRow(i, null, row(i)))
     val bytes = wired.codec.encode(engine)
-    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 1))
+    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 2))
     val otherVersion = bytes.clone()
     otherVersion(2) = 9
     val cut = bytes.take(bytes.length - 5)
@@ -598,6 +607,72 @@ class EngineSuite extends AnyFunSuite {
         s"$name: ${e.getMessage}")
     }
     assert(countWiring().codec.decode(bytes).windowsEmitted == engine.windowsEmitted)
+  }
+
+  test("state written for another window function, other aggregates or other input columns is refused, naming the query's") {
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    def wiring(spec: streamwin.spec.WindowSpec, input: Seq[AttributeReference],
+        aggregates: Option[Seq[AggregateFunction]]) =
+      streamwin.execution.WindowEngineBlueprint(spec, WindowPolicies.Default, input,
+        aggregates.fold[Seq[AttributeReference]](input :+ window)(fs =>
+          window +: fs.map(f => AttributeReference(f.prettyName, f.dataType)())),
+        aggregates.map(fs => (fs, fs.map(_ => None)))).wire(() => InternalRow.empty, _ => ())
+    val w = AttributeReference("w", LongType)()
+    val i = AttributeReference("v", org.apache.spark.sql.types.IntegerType)()
+    val written = wiring(CountWindowSpec(4, 2), Seq(v), Some(Seq(Sum(v))))
+    val engine = written.newEngine()
+    engine.startKey()
+    (0L until 7L).foreach(x => engine.addRow(x, null, row(x)))
+    val bytes = written.codec.encode(engine)
+    val others = Seq(
+      "other aggregates" -> wiring(CountWindowSpec(4, 2), Seq(v), Some(Seq(Sum(v), Max(v)))),
+      "an input column of another type" -> wiring(CountWindowSpec(4, 2), Seq(i), Some(Seq(Sum(i)))),
+      "another input column" -> wiring(CountWindowSpec(4, 2), Seq(v, w), Some(Seq(Sum(v)))),
+      "a select" -> wiring(CountWindowSpec(4, 2), Seq(v), None),
+      "another family" -> wiring(SessionWindowSpec(4, dynamicGap = false, maxDuration = None), Seq(v), Some(Seq(Sum(v)))))
+    for ((name, other) <- others) {
+      val e = intercept[IllegalStateException](other.codec.decode(bytes))
+      assert(e.getMessage.contains("written by another query") && e.getMessage.contains("new checkpoint location") &&
+        e.getMessage.contains(other.shape.describe), s"$name: ${e.getMessage}")
+    }
+    assert(others.map(_._2.shape.fingerprint).toSet.size == others.size)
+    // The window's arguments are not part of the shape (as with Spark's windows); nor are names of columns.
+    val same = Seq(wiring(CountWindowSpec(5, 1), Seq(v), Some(Seq(Sum(v)))),
+      wiring(CountWindowSpec(4, 2), Seq(AttributeReference("renamed", LongType)()), Some(Seq(Sum(v)))))
+    same.foreach(s => assert(s.codec.decode(bytes).windowsEmitted == engine.windowsEmitted))
+    // Format 1 has no fingerprint: it is read as before.
+    assert(others.head._2.shape.describe == "sw_count in a groupBy, aggregation buffer <bigint, bigint>, input rows <bigint>")
+    assert(written.codec.decode(asFormatOne(bytes)).windowsEmitted == engine.windowsEmitted)
+  }
+
+  test("stored state with a count or length changed anywhere is refused with the new-checkpoint message, never allocated") {
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val t = AttributeReference("t", LongType)()
+    val s = 1000000L
+    val blueprints = Seq(
+      streamwin.execution.WindowEngineBlueprint(CountWindowSpec(4, 1), WindowPolicies.Default, Seq(v),
+        Seq(window, AttributeReference("s", LongType)()), Some((Seq(Sum(v)), Seq(None)))),
+      streamwin.execution.WindowEngineBlueprint(streamwin.families.SlidingWindowSpec(7 * s),
+        WindowPolicies(arrivalOrder = true, lateness = 2 * s), Seq(v, t), Seq(v, t, window), None))
+    for (blueprint <- blueprints) {
+      val wired = blueprint.wire(() => InternalRow.empty, _ => ())
+      val engine = wired.newEngine()
+      engine.startKey()
+      (0L until 6L).foreach(x => engine.addRow(x, x * 2 * s, new GenericInternalRow(Array[Any](x, x * 2 * s))))
+      val bytes = wired.codec.encode(engine)
+      val huge = Array[Byte](0x7f, -1, -1, -16)
+      val negative = Array[Byte](-1, -1, -1, -2)
+      for (at <- 0 to bytes.length - 4; patch <- Seq(huge, negative)) {
+        val broken = bytes.clone()
+        System.arraycopy(patch, 0, broken, at, 4)
+        try blueprint.wire(() => InternalRow.empty, _ => ()).codec.decode(broken)
+        catch {
+          case e: IllegalStateException if e.getMessage.contains("new checkpoint location") =>
+        }
+      }
+    }
   }
 
   test("window state in the Java form is read through a filter: a class no engine holds is refused, never built") {

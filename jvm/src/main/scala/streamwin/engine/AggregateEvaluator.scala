@@ -175,11 +175,11 @@ class AggregateEvaluator(
 
   /** Reads what [[writePacked]] wrote, as new buffers. */
   def readPacked(in: java.io.DataInput): scala.collection.mutable.ArrayBuffer[InternalRow] = {
-    val n = in.readInt()
+    val n = StoredEngineFormat.checked(in.readInt(), in, bytesEach = 4)
     val buffers = new scala.collection.mutable.ArrayBuffer[InternalRow](n)
     var i = 0
     while (i < n) {
-      val bytes = new Array[Byte](in.readInt())
+      val bytes = new Array[Byte](StoredEngineFormat.checked(in.readInt(), in))
       in.readFully(bytes)
       val packed = new UnsafeRow(bufferWidth)
       packed.pointTo(bytes, bytes.length)

@@ -1,6 +1,10 @@
 package streamwin.engine
 
 import java.io._
+import java.nio.charset.StandardCharsets
+import java.security.MessageDigest
+
+import org.apache.spark.sql.types.DataType
 
 /**
  * Turns a per-key engine (its open windows, aggregation buffers, retained rows and progress) into
@@ -15,14 +19,16 @@ import java.io._
  *
  * @param wiring    the objects engines point to that are not state, as the Java form referenced them
  * @param newEngine a fresh engine of this task (same blueprint as the one that wrote the state)
+ * @param shape     what the bytes' meaning depends on besides the layout: state written for another
+ *                  shape (the query's aggregates or input changed) is refused, not misread
  */
-final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngine) {
+final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngine, shape: StoredStateShape) {
   private val javaForm = new JavaEngineState(wiring)
 
   def encode(engine: RowWindowEngine): Array[Byte] = {
     val bytes = new ByteArrayOutputStream
     val out = new DataOutputStream(bytes)
-    StoredEngineFormat.write(engine.asInstanceOf[KeyedWindowOperator], out)
+    StoredEngineFormat.write(engine.asInstanceOf[KeyedWindowOperator], out, shape.fingerprint)
     out.close()
     bytes.toByteArray
   }
@@ -32,13 +38,15 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
     else {
       val engine = newEngine().asInstanceOf[KeyedWindowOperator]
       val in = new DataInputStream(new ByteArrayInputStream(bytes))
-      try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine))
+      try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine), shape.fingerprint)
       catch {
+        case _: StoredEngineFormat.OtherShape => throw EngineStateCodec.otherQuery(shape)
         case e @ (_: EOFException | _: StoredEngineFormat.UnknownForm) =>
           throw EngineStateCodec.otherVersion(e.getMessage, e)
         // Bytes cut short or changed after they were written (lengths and counts out of range).
         case e @ (_: IOException | _: IndexOutOfBoundsException | _: NegativeArraySizeException |
-                  _: IllegalArgumentException | _: NoSuchElementException | _: ClassCastException |
+                  _: IllegalArgumentException | _: IllegalStateException | _: NoSuchElementException |
+                  _: ClassCastException | _: MatchError |
                   _: ClassNotFoundException) =>
           throw EngineStateCodec.otherVersion(s"unreadable window state: $e", e)
       } finally in.close()
@@ -55,4 +63,33 @@ private[engine] object EngineStateCodec {
     "streamwin: this streaming checkpoint holds window state written by another streamwin version or on " +
       s"another Spark line, which this version cannot read ($cause); start the query with a new " +
       "checkpoint location (the state of open windows cannot be carried over)", e)
+
+  def otherQuery(shape: StoredStateShape): IllegalStateException = new IllegalStateException(
+    "streamwin: this streaming checkpoint holds window state written by another query: its windows were " +
+      "kept for another window function, other aggregates or other input columns than this query's " +
+      s"(${shape.describe}). Restart the query as it was written, or start the changed query with a new " +
+      "checkpoint location (as Spark asks when a streaming aggregation's aggregates change)")
+}
+
+/**
+ * What a stored engine's bytes mean besides their layout: the window function, the types of its
+ * aggregation buffer (a groupBy) and of the rows it keeps. Format 2 stores a fingerprint of it, so a
+ * query restarted from a checkpoint with other aggregates or input columns is refused instead of
+ * reading buffers and rows of other types. The window's arguments (size, gap) and policies are not part
+ * of it: as with Spark's own windows, changing them goes on from the state as it is.
+ *
+ * The fingerprint is part of the stored form: what goes into [[describe]] never changes.
+ */
+final class StoredStateShape(val function: String, val bufferTypes: Option[Seq[DataType]], val rowTypes: Seq[DataType]) {
+  def describe: String = {
+    def struct(types: Seq[DataType]) = types.map(_.catalogString).mkString("<", ", ", ">")
+    bufferTypes match {
+      case Some(buffer) => s"$function in a groupBy, aggregation buffer ${struct(buffer)}, input rows ${struct(rowTypes)}"
+      case None => s"$function in a select, input rows ${struct(rowTypes)}"
+    }
+  }
+
+  /** The first 8 bytes of the SHA-256 of [[describe]]. */
+  lazy val fingerprint: Long = java.nio.ByteBuffer.wrap(
+    MessageDigest.getInstance("SHA-256").digest(describe.getBytes(StandardCharsets.UTF_8))).getLong
 }

@@ -11,13 +11,20 @@ import java.util.IdentityHashMap
  * @param userPackages   packages of a user's split trigger, whose state may be of its own classes
  * @param engineClasses  also admit what an engine stored by an earlier streamwin holds: streamwin's
  *                       classes, Spark's rows and types, and the buffers of Spark's aggregates
+ * @param jvmFilter      the JVM-wide filter (`jdk.serialFilter`), if one is set: what it refuses stays
+ *                       refused (a stream's own filter replaces the JVM-wide one, so this one asks it)
  */
-private[engine] final class StoredClassFilter(userPackages: Seq[String], engineClasses: Boolean)
-    extends ObjectInputFilter {
+private[engine] final class StoredClassFilter(userPackages: Seq[String], engineClasses: Boolean,
+    jvmFilter: ObjectInputFilter = ObjectInputFilter.Config.getSerialFilter) extends ObjectInputFilter {
   import StoredClassFilter._
 
   override def checkInput(info: ObjectInputFilter.FilterInfo): ObjectInputFilter.Status = {
     if (info.depth > MaxDepth) return ObjectInputFilter.Status.REJECTED
+    if (jvmFilter != null && jvmFilter.checkInput(info) == ObjectInputFilter.Status.REJECTED) {
+      refused = Option(info.serialClass).map(c => s"${c.getName} (refused by the JVM's jdk.serialFilter)")
+        .getOrElse("none (a limit of the JVM's jdk.serialFilter)")
+      return ObjectInputFilter.Status.REJECTED
+    }
     val cls = info.serialClass
     if (cls == null) ObjectInputFilter.Status.UNDECIDED
     else if (admits(cls)) ObjectInputFilter.Status.ALLOWED
@@ -111,7 +118,7 @@ private[engine] object StoredClassFilter {
     def readFiltered(): AnyRef = try readObject() catch {
       case e: InvalidClassException if filter.refused != null =>
         throw new IllegalStateException(s"streamwin: this streaming checkpoint's window state names class " +
-          s"${filter.refused}, which window state never holds; it was not read (a checkpoint folder written by " +
+          s"${filter.refused}, which streamwin does not read from window state; it was not read (a checkpoint folder written by " +
           "something other than streamwin?). Start the query with a new checkpoint location.", e)
     }
   }

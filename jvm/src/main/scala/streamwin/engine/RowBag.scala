@@ -257,10 +257,10 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
 
   /** Appends the rows [[writeRows]] wrote, as appended rows are kept: in memory, spilling past the budget. */
   def readRows(in: java.io.DataInput): Unit = {
-    val n = in.readLong()
+    val n = StoredEngineFormat.checked(in.readLong(), in, bytesEach = 4)
     var i = 0L
     while (i < n) {
-      val length = in.readInt()
+      val length = StoredEngineFormat.checked(in.readInt(), in)
       val t = room(length)
       Platform.putInt(t.page, Platform.BYTE_ARRAY_OFFSET + t.used, length)
       in.readFully(t.page, t.used + 4, length)

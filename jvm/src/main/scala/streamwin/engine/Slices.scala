@@ -103,7 +103,7 @@ final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
   /** Reads what [[writeState]] wrote into these (empty) slices. */
   def readState(in: java.io.DataInput): Unit = {
     fifo.readState(in)
-    val n = in.readInt()
+    val n = StoredEngineFormat.checked(in.readInt(), in, bytesEach = 8)
     times = new scala.collection.mutable.ArrayDeque[Long](n)
     var i = 0
     while (i < n) { times.append(in.readLong()); i += 1 }

@@ -6,8 +6,8 @@ import org.apache.spark.sql.types.Decimal
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
- * The stored form of a [[KeyedWindowOperator]]'s state: a magic number and a format version, then
- * its counters, its [[InMemoryWindowState]] (progress, the family's record, open windows, late
+ * The stored form of a [[KeyedWindowOperator]]'s state: a magic number and a format version, the
+ * fingerprint of the query's [[StoredStateShape]] (from version 2), then its counters, its [[InMemoryWindowState]] (progress, the family's record, open windows, late
  * groups, kept rows and slices), each window with its bounds, flags, first and last order values and
  * contents. Aggregation buffers are written packed ([[AggregateEvaluator.writePacked]]: Spark's
  * UnsafeRow bytes, object buffers in their own serialised form), rows as UnsafeRow bytes, values
@@ -20,9 +20,12 @@ import org.apache.spark.unsafe.types.UTF8String
 private[engine] object StoredEngineFormat {
   /** Not the first bytes of a Java serialization stream (0xACED). */
   val Magic: Short = 0x5357 // "SW"
-  val Version: Byte = 1
+  /** 1: the layout; 2: the same, with the [[StoredStateShape]] fingerprint after the version. */
+  val Version: Byte = 2
 
   final class UnknownForm(message: String) extends IOException(message)
+  /** The state was written for another [[StoredStateShape]]. */
+  final class OtherShape extends IOException("window state of another shape")
 
   private object ContentsTag {
     val None: Byte = 0
@@ -52,9 +55,10 @@ private[engine] object StoredEngineFormat {
   }
   private val PlatformPackages = Seq("java", "javax", "jdk", "sun", "scala", "org.apache.spark")
 
-  def write(op: KeyedWindowOperator, out: DataOutputStream): Unit = {
+  def write(op: KeyedWindowOperator, out: DataOutputStream, fingerprint: Long): Unit = {
     out.writeShort(Magic)
     out.writeByte(Version)
+    out.writeLong(fingerprint)
     out.writeLong(op.emitted)
     out.writeInt(op.peak)
     out.writeLong(op.unwindowed)
@@ -79,10 +83,14 @@ private[engine] object StoredEngineFormat {
     if (slices != null) slices.writeState(out)
   }
 
-  def read(op: KeyedWindowOperator, in: DataInputStream, userPackages: Seq[String]): Unit = {
+  /** Reads format 1 (no fingerprint: written before format 2, trusted as Spark trusts its own binary state) or 2. */
+  def read(op: KeyedWindowOperator, in: DataInputStream, userPackages: Seq[String], fingerprint: Long): Unit = {
     if (in.readShort() != Magic) throw new UnknownForm("not a stored streamwin engine")
     val version = in.readByte()
-    if (version != Version) throw new UnknownForm(s"stored engine format $version; this version reads $Version")
+    if (version != 1 && version != 2) {
+      throw new UnknownForm(s"stored engine format $version; this version reads 1 and 2")
+    }
+    if (version == 2 && in.readLong() != fingerprint) throw new OtherShape
     op.emitted = in.readLong()
     op.peak = in.readInt()
     op.unwindowed = in.readLong()
@@ -112,10 +120,19 @@ private[engine] object StoredEngineFormat {
   }
 
   /** A count or length, each of whose elements takes at least a byte of what is left: else the bytes are broken. */
-  def count(in: DataInputStream): Int = {
-    val n = in.readInt()
-    if (n < 0 || n > in.available()) throw new UnknownForm(s"a count of $n with ${in.available()} bytes left")
-    n
+  def count(in: DataInputStream): Int = checked(in.readInt(), in)
+
+  /**
+   * `n`, a count or length just read, unless the bytes are broken: negative, or (stored engines, which are
+   * read from a byte array) more elements of `bytesEach` than the bytes left. Guards allocations sized by it.
+   */
+  def checked(n: Long, in: DataInput, bytesEach: Int = 1): Int = {
+    val left = in match {
+      case stream: DataInputStream => stream.available().toLong
+      case _ => Int.MaxValue.toLong // the Java form's stream: only the sign and the range are checked
+    }
+    if (n < 0 || n > Int.MaxValue || n * bytesEach > left) throw new UnknownForm(s"a count of $n with $left bytes left")
+    n.toInt
   }
 
   private def writeEntries(entries: Iterator[WindowEntry], out: DataOutputStream): Unit = {

@@ -56,7 +56,8 @@ final case class WindowEngineBlueprint(
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
     EngineWiring(spec.replayEngine(policies, contents, evaluator), evaluator,
-      Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten)
+      Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten,
+      new StoredStateShape(spec.function, evaluator.map(_.bufferTypes), input.map(_.dataType)))
   }
 }
 
@@ -65,8 +66,8 @@ final case class WindowEngineBlueprint(
  * [[EngineStateCodec]]). Callbacks are named classes, not lambdas, so the codec can recognise them.
  */
 final case class EngineWiring(newEngine: () => RowWindowEngine, evaluator: Option[AggregateEvaluator],
-    objects: Seq[AnyRef]) {
-  lazy val codec: EngineStateCodec = new EngineStateCodec(objects, newEngine)
+    objects: Seq[AnyRef], shape: StoredStateShape) {
+  lazy val codec: EngineStateCodec = new EngineStateCodec(objects, newEngine, shape)
 }
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */
