@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, GenericInternalRow, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.util.ArrayData
-import org.apache.spark.sql.types.LongType
+import org.apache.spark.sql.types.{DoubleType, LongType}
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -754,6 +754,58 @@ class EngineSuite extends AnyFunSuite {
         val want = sums.evaluate(expected)
         assert((0 until 3).map(i => if (got.isNullAt(i)) null else got.getLong(i)) ==
           (0 until 3).map(i => if (want.isNullAt(i)) null else want.getLong(i)), s"window [$start, $end]")
+      }
+    }
+  }
+  test("sliding windows' double sums have the same bits fed slices (batch) or kept rows swept again after each decode (stream)") {
+    val d = AttributeReference("d", DoubleType)()
+    val fns: Seq[AggregateFunction] = Seq(Sum(d), Average(d), Max(d))
+    val eval = new AggregateEvaluator(fns, fns.map(_ => None), Seq(d))
+    val rnd = new Random(11)
+    def bits(r: InternalRow): Seq[Any] = (0 until 3).map(i => if (r.isNullAt(i)) null else java.lang.Double.doubleToLongBits(r.getDouble(i)))
+    for (size <- Seq(1L, 7L, 30L, 1000L)) {
+      // A key's rows in time order, some timestamps with several rows; temperatures with two decimals.
+      val times = Iterator.iterate(0L)(_ + 1 + rnd.nextInt(4)).take(400).toVector
+      val rows = times.map(t => t -> Vector.fill(1 + (if (rnd.nextInt(5) == 0) 2 else 0))(new GenericInternalRow(
+        Array[Any](math.round(rnd.nextGaussian() * 1000 + 2000) / 100.0))))
+      // Batch: one slice per timestamp, each window [t - size, t] aggregated once slices up to t are kept.
+      val batch = TimestampSlices.blockLengthFor(size) match {
+        case block =>
+          val slices = new TimestampSlices(eval, block)
+          rows.map { case (t, rs) =>
+            val buffer = eval.newBuffer()
+            rs.foreach(eval.update(buffer, _))
+            slices.keep(t, buffer)
+            bits(slices.aggregate(t - size, t).copy())
+          }
+      }
+      // Stream: the same rows kept by time; the sweep is made again every few windows, as after each micro-batch.
+      val kept = new java.util.TreeMap[java.lang.Long, RowBag]
+      var sweep = new KeptRowsSweep(eval)
+      val stream = rows.zipWithIndex.map { case ((t, rs), i) =>
+        if (i % (1 + rnd.nextInt(9)) == 0) sweep = new KeptRowsSweep(eval)
+        rs.foreach(r => kept.computeIfAbsent(t, _ => new RowBag(Seq(DoubleType))).append(r))
+        bits(sweep.aggregate(t - size, t, (first, last) =>
+          kept.subMap(first, true, last, true).entrySet().asScala.iterator.map(e => (e.getKey.longValue, e.getValue.rows))).copy())
+      }
+      assert(stream == batch, s"size $size")
+      // Any block length gives each window's exact aggregate: blocks between (shorter blocks) or one block (longer).
+      for (block <- Seq(1L, 3L, math.max(1L, size / 3), 2 * size + 1)) {
+        val slices = new TimestampSlices(eval, block)
+        rows.foreach { case (t, rs) =>
+          val buffer = eval.newBuffer()
+          rs.foreach(eval.update(buffer, _))
+          slices.keep(t, buffer)
+          val got = slices.aggregate(t - size, t)
+          val inWindow = rows.filter { case (u, _) => u >= t - size && u <= t }.flatMap(_._2).map(_.getDouble(0))
+          assert(math.abs(got.getDouble(0) - inWindow.sum) < 1e-6 && got.getDouble(2) == inWindow.max, s"block $block, t $t")
+        }
+      }
+      // Both are the windows' sums (to rounding).
+      rows.indices.foreach { i =>
+        val (t, _) = rows(i)
+        val exact = rows.filter { case (u, _) => u >= t - size && u <= t }.flatMap(_._2).map(_.getDouble(0)).sum
+        assert(math.abs(java.lang.Double.longBitsToDouble(batch(i)(0).asInstanceOf[Long]) - exact) < 1e-6)
       }
     }
   }

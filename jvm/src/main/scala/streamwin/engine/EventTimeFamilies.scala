@@ -234,9 +234,9 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     true
   }
 
-  /** A slice (one timestamp) is kept in the key's kept slices and opens its own window, which outputs the slices of its range. */
+  /** A slice (one timestamp) is kept in the key's timestamp slices and opens its own window, which outputs the slices of its range. */
   override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
-    op.state.keptSlices.keep(slice.time, slice.buffer)
+    op.state.timestampSlices(spec.size).keep(slice.time, slice.buffer)
     op.open(slice.time - spec.size, slice.time, NoContents)
     true
   }
@@ -246,8 +246,9 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
   override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = true
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
-    if (op.state.keptSliceCount > 0) op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end))
-    else op.state.aggregateKeptRows(w.start, w.end) match {
+    if (op.state.hasTimestampSlices) {
+      op.contents.output.values(w.start, w.end, kind, op.state.timestampSlices(spec.size).aggregate(w.start, w.end))
+    } else op.state.aggregateKeptRows(w.start, w.end) match {
       case Some(values) => op.contents.output.values(w.start, w.end, kind, values)
       case None => op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
     }

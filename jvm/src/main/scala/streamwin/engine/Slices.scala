@@ -164,17 +164,151 @@ final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
 }
 
 /**
+ * Per-event sliding windows' aggregates over buffers kept one per timestamp, in time order: a batch's
+ * slices, or the buffers a stream makes of its kept rows ([[KeptRowsSweep]]). A window's aggregate is
+ * merged in one order fixed by the buffers in its range alone, never by the windows output before it:
+ * a FIFO's association depends on when it flipped, so a batch and a stream (which makes its buffers again
+ * after each stored micro-batch) gave floating-point sums that differed in their last bits.
+ *
+ * Time is cut into blocks of `blockLength`, a window's length, so that a window [from, to] spans two
+ * blocks. It merges, in time order: the suffix of its first block from `from` (folded from the block's
+ * end, kept per timestamp once made), and the prefix of its second block up to `to` (folded from the
+ * block's start, kept per timestamp). Two merges per window whatever its number of timestamps, and up to
+ * two buffers per timestamp. (Windows longer than two blocks merge the blocks between, in order; one
+ * within a block merges its buffers one by one.) Windows come in order: `from` and `to` never go back.
+ */
+final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long) {
+  require(blockLength > 0, "blockLength must be positive")
+
+  private final class Entry(val time: Long, val buffer: InternalRow, val prefix: InternalRow) {
+    // The buffer itself, once folded with the newer ones (see makeSuffixes).
+    var suffix: InternalRow = _
+  }
+  private final class Block(val index: Long) {
+    val entries = new scala.collection.mutable.ArrayBuffer[Entry]
+    // Entries before `first` were dropped: they precede every window still to come.
+    var first = 0
+    var suffixesMade = false
+    def live: Int = entries.size - first
+  }
+
+  private val blocks = new scala.collection.mutable.ArrayDeque[Block]
+  private var count = 0
+  private val scratch = evaluator.newBuffer()
+
+  def size: Int = count
+  def isEmpty: Boolean = count == 0
+  /** The newest timestamp kept (Long.MinValue when none is). */
+  def lastTime: Long = if (blocks.isEmpty) Long.MinValue else blocks.last.entries.last.time
+
+  /** Keeps the buffer of timestamp `time`, after every timestamp kept so far; the slices own `buffer` from now on. */
+  def keep(time: Long, buffer: InternalRow): Unit = {
+    require(time > lastTime, s"timestamp $time is not after the newest kept one, $lastTime")
+    val index = Math.floorDiv(time, blockLength)
+    if (blocks.isEmpty || blocks.last.index != index) blocks.append(new Block(index))
+    val block = blocks.last
+    val prefix =
+      if (block.entries.isEmpty) buffer
+      else {
+        val p = evaluator.newBuffer()
+        evaluator.merge(p, block.entries.last.prefix)
+        evaluator.merge(p, buffer)
+        p
+      }
+    block.entries += new Entry(time, buffer, prefix)
+    count += 1
+  }
+
+  /** Drops the timestamps before `time`; returns how many. */
+  def dropBefore(time: Long): Int = {
+    var dropped = 0
+    var scanning = true
+    while (scanning && blocks.nonEmpty) {
+      val block = blocks.head
+      while (block.first < block.entries.size && block.entries(block.first).time < time) {
+        block.first += 1
+        dropped += 1
+      }
+      if (block.live == 0) blocks.removeHead() else scanning = false
+    }
+    count -= dropped
+    dropped
+  }
+
+  /**
+   * The aggregate of the kept timestamps with from <= time <= to, once every timestamp before `from` is
+   * dropped for good. Every timestamp up to `to` must be kept already.
+   */
+  def aggregate(from: Long, to: Long): InternalRow = {
+    dropBefore(from)
+    val firstIndex = Math.floorDiv(from, blockLength)
+    val lastIndex = Math.floorDiv(to, blockLength)
+    evaluator.initialize(scratch)
+    val it = blocks.iterator
+    var going = true
+    while (going && it.hasNext) {
+      val block = it.next()
+      if (block.index > lastIndex) going = false
+      else if (block.index == lastIndex) {
+        if (firstIndex == lastIndex) {
+          // A window within one block (only when it is shorter than a block): its buffers one by one.
+          var i = block.first
+          while (i < block.entries.size && block.entries(i).time <= to) {
+            evaluator.merge(scratch, block.entries(i).buffer)
+            i += 1
+          }
+        } else {
+          var i = block.entries.size - 1
+          while (i >= block.first && block.entries(i).time > to) i -= 1
+          if (i >= block.first) evaluator.merge(scratch, block.entries(i).prefix)
+        }
+        going = false
+      } else if (block.index == firstIndex) {
+        makeSuffixes(block)
+        evaluator.merge(scratch, block.entries(block.first).suffix)
+      } else evaluator.merge(scratch, block.entries.last.prefix)
+    }
+    evaluator.evaluate(scratch)
+  }
+
+  // Made when the block first starts a window: every later timestamp lies past the block, so it is complete.
+  // Each buffer is folded in place: a block that starts a window never ends one, so its buffers and
+  // prefixes (the first prefix is its buffer) are not read again.
+  private def makeSuffixes(block: Block): Unit = if (!block.suffixesMade) {
+    val entries = block.entries
+    var i = entries.size - 1
+    entries(i).suffix = entries(i).buffer
+    i -= 1
+    while (i >= block.first) {
+      evaluator.merge(entries(i).buffer, entries(i + 1).suffix)
+      entries(i).suffix = entries(i).buffer
+      i -= 1
+    }
+    block.suffixesMade = true
+  }
+
+  def clear(): Unit = {
+    blocks.clear()
+    count = 0
+  }
+}
+
+object TimestampSlices {
+  /** The block length for sliding windows of `windowSize` (µs; windows cover [t - size, t]). */
+  def blockLengthFor(windowSize: Long): Long = math.max(1L, windowSize)
+}
+
+/**
  * The aggregates of a key's successive per-event sliding windows over its kept rows (a groupBy fed rows:
- * streams, and windows under policies). Windows are output by ascending end, so each one's aggregate is the
- * previous one's FIFO ([[FifoAggregator]], one buffer per timestamp) after evicting the timestamps before its
- * start and adding those after the previous end: O(1) amortised merges per timestamp, where aggregating each
- * window's rows again cost O(rows in the window) per output. A row kept at or before the newest timestamp
- * the sweep holds (out of event-time order, or a tie), or a window that starts or ends before the previous
- * one, makes it start again from the kept rows. Not stored: a decoded engine starts again at its first output.
+ * streams, and windows under policies): each timestamp's rows are aggregated into one buffer, kept in
+ * [[TimestampSlices]] as a batch keeps its slices, so both give the same bits. Windows are output by
+ * ascending end, so each one adds only the timestamps after the previous end. A row kept at or before the
+ * newest timestamp the sweep holds (out of event-time order, or a tie), or a window that starts or ends
+ * before the previous one, makes it start again from the kept rows. Not stored: a decoded engine starts
+ * again at its first output.
  */
 final class KeptRowsSweep(evaluator: AggregateEvaluator) {
-  private val fifo = new FifoAggregator(evaluator)
-  private val times = new scala.collection.mutable.ArrayDeque[Long]
+  private var slices: TimestampSlices = null
   private var from = Long.MinValue
   private var coveredTo = Long.MinValue
   private var valid = false
@@ -183,15 +317,19 @@ final class KeptRowsSweep(evaluator: AggregateEvaluator) {
   def rowKept(time: Long): Unit = if (valid && time <= coveredTo) valid = false
 
   def reset(): Unit = {
-    fifo.clear()
-    times.clear()
+    if (slices != null) slices.clear()
     valid = false
   }
 
   /** The aggregate of the kept rows with start <= time <= end (`timestamps` gives them, by time). */
   def aggregate(start: Long, end: Long, timestamps: (Long, Long) => Iterator[(Long, RowRun)]): InternalRow = {
+    val blockLength = TimestampSlices.blockLengthFor(end - start)
+    if (slices == null || slices.blockLength != blockLength) {
+      slices = new TimestampSlices(evaluator, blockLength)
+      valid = false
+    }
     if (!valid || start < from || end < coveredTo) {
-      reset()
+      slices.clear()
       coveredTo = Long.MinValue
       valid = true
     }
@@ -201,15 +339,10 @@ final class KeptRowsSweep(evaluator: AggregateEvaluator) {
       timestamps(next, end).foreach { case (time, rows) =>
         val buffer = evaluator.newBuffer()
         try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
-        fifo.push(buffer)
-        times.append(time)
+        slices.keep(time, buffer)
       }
       coveredTo = end
     }
-    while (times.nonEmpty && times.head < start) {
-      fifo.evictOldest()
-      times.removeHead()
-    }
-    fifo.result()
+    slices.aggregate(start, end)
   }
 }

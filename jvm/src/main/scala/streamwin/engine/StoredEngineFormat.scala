@@ -68,6 +68,7 @@ private[engine] object StoredEngineFormat {
     out.writeLong(op.quietSince)
     out.writeBoolean(op.lateRow)
     val state = op.state.asInstanceOf[InMemoryWindowState]
+    if (state.hasTimestampSlices) throw new IllegalStateException("a stream feeds sliding windows rows: timestamp slices are not stored")
     out.writeLong(state.progress)
     out.writeBoolean(state.lastClosedStart.isDefined)
     state.lastClosedStart.foreach(out.writeLong)

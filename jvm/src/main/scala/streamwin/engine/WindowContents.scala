@@ -127,10 +127,10 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
     case None => throw new IllegalStateException("a select holds rows, not aggregation buffers")
   }
   /** A queue of slices shared by windows (groupBy only). */
-  def keptSlices(): KeptSlices = evaluator match {
-    case Some(e) => new KeptSlices(e)
-    case None => throw new IllegalStateException("slices are pre-aggregated: a select has none")
-  }
+  def keptSlices(): KeptSlices = new KeptSlices(evaluatorOfSlices)
+  /** The evaluator of slices' buffers (groupBy only). */
+  def evaluatorOfSlices: AggregateEvaluator =
+    evaluator.getOrElse(throw new IllegalStateException("slices are pre-aggregated: a select has none"))
 }
 
 /**

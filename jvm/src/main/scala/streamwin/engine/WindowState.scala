@@ -71,8 +71,15 @@ trait WindowState extends Serializable {
   /** The time of the newest kept row (Long.MinValue when none is kept). */
   def lastKeptTime: Long
 
-  /** Slices kept for windows that share them (hopping and per-event sliding windows fed slices). */
+  /** Slices kept for windows that share them (hopping and cumulating windows fed slices). */
   def keptSlices: KeptSlices
+  /**
+   * Per-event sliding windows of `windowSize` fed slices: the key's buffers, one per timestamp (groupBy
+   * only; made at the first call).
+   */
+  def timestampSlices(windowSize: Long): TimestampSlices
+  def hasTimestampSlices: Boolean
+  /** How many slices the key keeps, of either kind. */
   def keptSliceCount: Int
 
   def clear(): Unit
@@ -96,6 +103,8 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var _record: AnyRef = null
   // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a decode.
   @transient private var sweep: Option[KeptRowsSweep] = null
+  // Batch only: a stream feeds sliding windows rows, never slices (StoredEngineFormat refuses to store them).
+  @transient private var timestamps: TimestampSlices = null
 
   override def progress: Long = _progress
   override def progress_=(time: Long): Unit = _progress = time
@@ -151,7 +160,15 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     if (slices == null) slices = contents.keptSlices()
     slices
   }
-  override def keptSliceCount: Int = if (slices == null) 0 else slices.size
+  override def timestampSlices(windowSize: Long): TimestampSlices = {
+    if (timestamps == null) {
+      timestamps = new TimestampSlices(contents.evaluatorOfSlices, TimestampSlices.blockLengthFor(windowSize))
+    }
+    timestamps
+  }
+  override def hasTimestampSlices: Boolean = timestamps != null && !timestamps.isEmpty
+  override def keptSliceCount: Int =
+    (if (slices == null) 0 else slices.size) + (if (timestamps == null) 0 else timestamps.size)
 
   // What the stored form (EngineStateCodec) reads and restores besides the interface.
   private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
@@ -163,6 +180,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
 
   override def clear(): Unit = {
     if (slices != null) slices.clear()
+    if (timestamps != null) timestamps.clear()
     _record match {
       case r: ContentsRecord => r.release()
       case _ =>
