@@ -47,7 +47,8 @@ object SliceBounds {
 }
 
 /**
- * The slices a key keeps for windows that share them (hopping, per-event sliding), in time order:
+ * The slices a key keeps for windows that share them (hopping, cumulate; per-event sliding windows use
+ * [[TimestampSlices]]), in time order:
  * a FIFO aggregate of every slice but the newest, which is held apart. Windows fire in start order, and
  * a window fires once a slice at or past its end arrived: then every slice in the FIFO precedes its
  * end, and only the newest may lie past it. So a window's aggregate is the FIFO, after evicting the

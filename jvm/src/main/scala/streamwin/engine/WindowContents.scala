@@ -116,8 +116,8 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
   }
   /**
    * Aggregates of sliding windows over kept rows (groupBy); None for a select, and for aggregates whose
-   * buffers grow with their rows: the sweep's FIFO holds a buffer per timestamp and, after a flip, each
-   * one aggregates every newer timestamp of its window (quadratic memory for collect_list), where
+   * buffers grow with their rows: the sweep keeps, per timestamp, its block's prefix or suffix fold,
+   * each aggregating up to a window of timestamps (quadratic memory for collect_list), where
    * aggregating the window's kept rows at each output needs one buffer.
    */
   def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.filter(_.boundedBuffers).map(new KeptRowsSweep(_))

@@ -12,8 +12,8 @@ import streamwin.spec._
  * share that window (Quix: "every interval has a distinct aggregation"). Microseconds.
  *
  * Planning: a groupBy without policies aggregates one slice per timestamp after the shuffle and
- * feeds the slices to [[SlidingWindows]] (a FIFO of the key's slices evicts those older than
- * t - size); policies and the select form replay rows through the same family.
+ * feeds the slices to [[SlidingWindows]] (the key's slices in window-long blocks, see
+ * [[streamwin.engine.TimestampSlices]]); policies and the select form replay rows through the same family.
  */
 @SerialVersionUID(6951449584940748472L)
 final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
