@@ -7,7 +7,9 @@
 Data: ``rows`` readings over 1000 keys (sensors), 10 readings per key per second of event time
 (row i: key i % 1000, event time i * 100 us, value i % 97, sequence i). It is generated once and
 cached, so both sides read the same in-memory rows. Each query runs to completion into Spark's
-``noop`` sink; each side runs ``--repeat`` times and the best time counts. Runs on local[2].
+``noop`` sink; each side first runs ``--warmup`` times untimed (its own query: a baseline shared by
+several cases would otherwise run warm against a streamwin query compiled moments before), then
+``--repeat`` times, and the best time counts. Runs on local[2].
 Prints rows/s (input rows per second) for both and the ratio spark_time / streamwin_time (above 1:
 streamwin is faster), with the goal the issue sets, and writes the table as JSON to
 benchmarks/results/latest.json. The run ends with the streaming cases (``--stream-rows`` of the same
@@ -232,6 +234,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--keys", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed runs of both sides of every case before its timed runs")
     parser.add_argument("--stream-rows", type=int, default=2_000_000, help="rows of the streaming cases")
     parser.add_argument("--stream-batches", type=int, default=8, help="micro-batches of the streaming cases")
     parser.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated texts")
@@ -261,10 +265,12 @@ def main() -> None:
     # Cases whose name contains one of the --only texts (empty parts, as in "a,", are ignored).
     wanted = [part.strip() for part in args.only.split(",") if part.strip()]
     selected = [case for case in cases(df) if not wanted or any(part in case[0] for part in wanted)]
-    # One untimed run of both sides of the first case, so that it is not measured on a cold JVM.
-    for build in (selected[0][1:3] if selected else []):
-        build().write.format("noop").mode("overwrite").save()
     for name, ours, theirs, goal in selected:
+        # Untimed runs of both sides: Spark compiles each query's generated code and the JIT warms it per
+        # query, so a case is not measured against a baseline that earlier cases already warmed.
+        for _ in range(args.warmup):
+            for build in (ours, theirs):
+                build().write.format("noop").mode("overwrite").save()
         ours_s = timed(ours, args.repeat)
         theirs_s = timed(theirs, args.repeat)
         row = {"case": name, "rows": args.rows, "streamwin_s": round(ours_s, 3), "spark_s": round(theirs_s, 3),
@@ -275,18 +281,15 @@ def main() -> None:
               flush=True)
     with tempfile.TemporaryDirectory(prefix="streamwin-bench-") as tmp:
         rows = min(args.stream_rows, args.rows)
-        warmed = False
         # --stream-rows 0 runs the batch cases only.
         for name, ours, theirs, goal in (streaming_cases(spark, df, rows, args.stream_batches, Path(tmp) / "input")
                                          if rows > 0 else []):
             if wanted and not any(part in name for part in wanted):
                 continue
-            if not warmed:
-                # As for the batch cases: one untimed run of both sides first, so that the first streaming
-                # case is not measured on a JVM that has not run a stream yet.
+            # As for the batch cases: untimed runs of both sides first.
+            for _ in range(args.warmup):
                 ours()
                 theirs()
-                warmed = True
             ours_s = timed_run(ours, args.repeat)
             theirs_s = timed_run(theirs, args.repeat)
             row = {"case": name, "rows": rows, "streamwin_s": round(ours_s, 3), "spark_s": round(theirs_s, 3),
@@ -314,8 +317,9 @@ def main() -> None:
     charts = ([args.chart] if args.chart else []) + ([] if args.no_save else [Path(__file__).resolve().parent / "results" / "latest.png"])
     if charts and results:
         from chart import draw_chart  # benchmarks/chart.py, next to this file (needs matplotlib)
-        title = (f"streamwin vs Spark, {args.rows:,} rows over {args.keys} keys "
-                 f"(streaming cases: {min(args.stream_rows, args.rows):,} rows), local[2]")
+        stream_rows = min(args.stream_rows, args.rows)
+        title = (f"streamwin vs Spark, {args.rows:,} rows over {args.keys} keys"
+                 + (f" (streaming cases: {stream_rows:,} rows)" if stream_rows > 0 else "") + ", local[2]")
         for chart in charts:
             print(f"chart: {draw_chart(results, chart, title)}")
     spark.stop()

@@ -676,19 +676,12 @@ class EngineSuite extends AnyFunSuite {
   }
 
   test("window state in the Java form is read through a filter: a class no engine holds is refused, never built") {
-    def javaBytes(o: AnyRef): Array[Byte] = {
-      val bytes = new java.io.ByteArrayOutputStream
-      val out = new java.io.ObjectOutputStream(bytes)
-      out.writeObject(o)
-      out.close()
-      bytes.toByteArray
-    }
     val nested = new java.util.HashMap[String, AnyRef]()
     nested.put("x", new gadget.Gadget)
     for ((payload, refused) <- Seq[(AnyRef, String)]((new gadget.Gadget, "gadget.Gadget"), (nested, "gadget.Gadget"),
         (new java.util.TreeMap[String, AnyRef](java.util.Map.of("x", new gadget.Gadget)), "gadget.Gadget"))) {
       gadget.Gadget.built = false
-      val e = intercept[IllegalStateException](countWiring().codec.decode(javaBytes(payload)))
+      val e = intercept[IllegalStateException](countWiring().codec.decode(JavaBytes.of(payload)))
       assert(e.getMessage.contains(s"names class $refused") && e.getMessage.contains("new checkpoint location"), e.getMessage)
       assert(!gadget.Gadget.built, refused)
     }

@@ -1,6 +1,6 @@
 package streamwin
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, File, ObjectInputStream, ObjectOutputStream}
+import java.io.{ByteArrayInputStream, File, ObjectInputStream}
 
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Random
@@ -277,11 +277,7 @@ object RowBagSuite {
   }
 
   def roundTrip(bag: RowBag): RowBag = {
-    val bytes = new ByteArrayOutputStream()
-    val out = new ObjectOutputStream(bytes)
-    out.writeObject(bag)
-    out.close()
-    new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject().asInstanceOf[RowBag]
+    new ObjectInputStream(new ByteArrayInputStream(JavaBytes.of(bag))).readObject().asInstanceOf[RowBag]
   }
 
   final case class FuzzResult(spills: Long, files: Seq[String])

@@ -1,18 +1,12 @@
 package streamwin.engine
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputFilter, ObjectOutputStream}
+import java.io.{ByteArrayInputStream, ObjectInputFilter}
 
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The class filter of Java-serialized window state, next to a JVM-wide `jdk.serialFilter`. */
 class StoredClassFilterSuite extends AnyFunSuite {
-  private def javaBytes(o: AnyRef): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream
-    val out = new ObjectOutputStream(bytes)
-    out.writeObject(o)
-    out.close()
-    bytes.toByteArray
-  }
+  private def javaBytes(o: AnyRef): Array[Byte] = streamwin.JavaBytes.of(o)
 
   private def read(bytes: Array[Byte], jvmFilter: ObjectInputFilter): AnyRef = {
     val in = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes),
