@@ -267,7 +267,8 @@ def main() -> None:
     selected = [case for case in cases(df) if not wanted or any(part in case[0] for part in wanted)]
     for name, ours, theirs, goal in selected:
         # Untimed runs of both sides: Spark compiles each query's generated code and the JIT warms it per
-        # query, so a case is not measured against a baseline that earlier cases already warmed.
+        # query, so each side has run its own query before it is timed (a baseline shared by several
+        # cases otherwise ran warm against a streamwin query seen for the first time).
         for _ in range(args.warmup):
             for build in (ours, theirs):
                 build().write.format("noop").mode("overwrite").save()

@@ -116,9 +116,9 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
   }
   /**
    * Aggregates of sliding windows over kept rows (groupBy); None for a select, and for aggregates whose
-   * buffers grow with their rows: the sweep keeps, per timestamp, its block's prefix or suffix fold,
-   * each aggregating up to a window of timestamps (quadratic memory for collect_list), where
-   * aggregating the window's kept rows at each output needs one buffer.
+   * buffers grow with their rows: the sweep keeps, per timestamp, a prefix fold of its block and, once
+   * its block starts a window, a suffix fold, each aggregating up to a window of timestamps (quadratic
+   * memory for collect_list), where aggregating the window's kept rows at each output needs one buffer.
    */
   def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.filter(_.boundedBuffers).map(new KeptRowsSweep(_))
   /** Contents holding the one aggregation buffer packed in `in` ([[AggregateEvaluator.writePacked]]). */
