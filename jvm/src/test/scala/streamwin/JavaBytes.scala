@@ -2,7 +2,7 @@ package streamwin
 
 import java.io.{ByteArrayOutputStream, ObjectOutputStream}
 
-/** Test helper: an object's bytes in Java serialization, as an earlier streamwin stored engine state. */
+/** Test helper: an object's Java-serialized bytes (the form earlier streamwin versions stored engine state in). */
 object JavaBytes {
   def of(o: AnyRef): Array[Byte] = {
     val bytes = new ByteArrayOutputStream
