@@ -19,7 +19,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import streamwin.api.WindowMetricsReport
 import streamwin.api.functions.{count => countWindow, hopping, session, sliding, tumbling, withOptions}
 import streamwin.catalyst.WindowAggregate
-import streamwin.execution.{EventTimeReplayAggregateExec, OrderedTumblingAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
+import streamwin.execution.{ArrivalOrderSummaryExec, EventTimeReplayAggregateExec, OrderedTumblingAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
   StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowStatefulProcessor}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
@@ -63,11 +63,18 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private def column(plan: SparkPlan, name: String): Attribute = plan.output.find(_.name == name).get
 
-  /** The aggregation directly below the only exchange is Spark's partial (map-side) one. */
+  /**
+   * The aggregation directly below the only exchange is Spark's partial (map-side) one (for tumbling
+   * with an arrival order, through the node that summarizes its arrival orders and passes it on).
+   */
   private def assertPartialBelowOneExchange(plan: SparkPlan): Unit = {
     val shuffles = exchanges(plan)
     assert(shuffles.size == 1, plan.treeString)
-    unwrapped(shuffles.head.child) match {
+    val belowShuffle = unwrapped(shuffles.head.child) match {
+      case summary: ArrivalOrderSummaryExec => unwrapped(summary.child)
+      case other => other
+    }
+    belowShuffle match {
       case partial: BaseAggregateExec => assert(partial.aggregateExpressions.forall(_.mode == Partial), plan.treeString)
       case other => fail(s"expected a partial aggregation below the exchange, got ${other.nodeName}\n${plan.treeString}")
     }
@@ -130,6 +137,7 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     // The aggregated windows are checked as the final aggregation hands them over: no sort.
     assert(!nodes(plan).exists(_.isInstanceOf[SortExec]), plan.treeString)
     assert(unwrapped(exec.windows).isInstanceOf[BaseAggregateExec], plan.treeString)
+    assert(unwrapped(exchanges(plan).head.child).isInstanceOf[ArrivalOrderSummaryExec], plan.treeString)
 
     // The same windows and row accounting as the replay (a count trigger no window reaches forces it),
     // for keys in order, keys with late rows, and rows without order or time.
@@ -144,6 +152,48 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
       def accounting(d: DataFrame) = { val m = WindowMetricsReport.of(d); m.remove("peakBufferedRows"); m }
       assert(accounting(fast) == accounting(replayed) && accounting(fast).get("lateRowsDropped") +
         accounting(fast).get("lateRowsPassedThrough") > 0, accounting(fast))
+    }
+  }
+
+  test("tumbling with order_by: the map tasks' arrival-order spans spare the check job when they prove every key in order") {
+    // Jobs that checked the windows' arrival orders, by the call site Spark names them after.
+    val checkJobs = new java.util.concurrent.atomic.AtomicInteger
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(job: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        if (job.stageInfos.exists(_.name.startsWith("collect at OrderedTumblingAggregateExec"))) checkJobs.incrementAndGet()
+    }
+    def run(d: DataFrame): (Seq[String], Int) = {
+      org.apache.spark.sql.streamwin.ListenerEvents.delivered(spark.sparkContext)
+      checkJobs.set(0)
+      val rows = d.collect().map(_.toString).sorted.toSeq
+      org.apache.spark.sql.streamwin.ListenerEvents.delivered(spark.sparkContext)
+      (rows, checkJobs.get)
+    }
+    def query(d: DataFrame, options: (String, Any)*) = d.groupBy(col("k"), withOptions(tumbling(col("ts"), "10 seconds"),
+      Seq[(String, Any)]("order_by" -> col("v"), "lateness" -> "2 seconds") ++ options: _*)).agg(sum("v"), count("*"))
+    // Four map tasks of 150 rows, each a stretch of arrival order over 75 s of event time: the windows
+    // [70 s, 80 s) and [220 s, 230 s) continue from one task into the next.
+    val inOrder = spark.range(0, 600, 1, 4).select(col("id") % 3 as "k", timestamp_micros(col("id") * 500000) as "ts",
+      col("id") as "v")
+    // The same rows dealt round-robin: every task holds rows from the whole stretch, so spans overlap.
+    val interleaved = inOrder.repartition(4)
+    // A late row: key 1's row 301 (150.5 s) carries 90.3 s instead. It is key 1's first row in the
+    // fourth task, which still chains on its own: only the spans across tasks (the third task's last
+    // window starts at 140 s, the fourth's first at 90 s) show it.
+    val late = inOrder.withColumn("ts", when(col("v") === 301, timestamp_micros(col("v") * 300000)).otherwise(col("ts")))
+    spark.sparkContext.addSparkListener(listener)
+    try {
+      for (adaptive <- Seq("false", "true")) {
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        val (replayed, _) = run(query(inOrder, "count_trigger" -> 1000000L))
+        assert(run(query(inOrder)) == ((replayed, 0)), s"adaptive $adaptive")
+        assert(run(query(interleaved)) == ((replayed, 1)), s"adaptive $adaptive")
+        val (lateReplayed, _) = run(query(late, "count_trigger" -> 1000000L))
+        assert(lateReplayed != replayed && run(query(late)) == ((lateReplayed, 1)), s"adaptive $adaptive")
+      }
+    } finally {
+      spark.conf.set("spark.sql.adaptive.enabled", "false")
+      spark.sparkContext.removeSparkListener(listener)
     }
   }
 

@@ -19,9 +19,9 @@ case class ArrivalOrderRange(order: Expression) extends DeclarativeAggregate wit
   override def nullable: Boolean = false
   override def dataType: DataType = ArrivalOrderRange.resultType(order.dataType)
 
-  private lazy val first = AttributeReference("first", order.dataType)()
-  private lazy val last = AttributeReference("last", order.dataType)()
-  private lazy val increasing = AttributeReference("increasing", BooleanType, nullable = false)()
+  private lazy val first = AttributeReference(ArrivalOrderRange.BufferNames(0), order.dataType)()
+  private lazy val last = AttributeReference(ArrivalOrderRange.BufferNames(1), order.dataType)()
+  private lazy val increasing = AttributeReference(ArrivalOrderRange.BufferNames(2), BooleanType, nullable = false)()
 
   override lazy val aggBufferAttributes: Seq[AttributeReference] = Seq(first, last, increasing)
   override lazy val initialValues: Seq[Expression] =
@@ -49,6 +49,9 @@ case class ArrivalOrderRange(order: Expression) extends DeclarativeAggregate wit
 }
 
 object ArrivalOrderRange {
+  /** The names of its aggregation buffer, which a partial aggregation outputs as its last columns when it is the last aggregate. */
+  val BufferNames: Seq[String] = Seq("first", "last", "increasing")
+
   def resultType(orderType: DataType): StructType = StructType(Seq(
     StructField("first", orderType), StructField("last", orderType), StructField("increasing", BooleanType, nullable = false)))
 }

@@ -1,7 +1,5 @@
 package streamwin.execution
 
-import scala.collection.mutable
-
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -23,7 +21,8 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  * `window()`, with each window's arrival-order range ([[streamwin.catalyst.ArrivalOrderRange]]); only keys that fail
  * the check, or have rows with an arrival order but no event time, are replayed row by row on the
  * window operator from the input, exactly as [[EventTimeReplayAggregateExec]] would (the replay also
- * raises the error for ties in order_by).
+ * raises the error for ties in order_by). The check needs a job of its own, which reads the windows,
+ * unless the map tasks' summaries ([[ArrivalOrderSummaryExec]]) already prove every key in order.
  *
  * @param size    the windows' length (µs)
  * @param windows the final (keys, window start) aggregation, clustered by keys: keys, window start
@@ -57,12 +56,17 @@ case class OrderedTumblingAggregateExec(
   private def tiesAllowed: Boolean = order.exprId == time.exprId
 
   override protected def doExecute(): RDD[InternalRow] = {
-    // Read twice, by the check's job and by the output: both re-read the shuffled partial aggregates
-    // (the map side runs once) and redo the final aggregation, which on 10M rows costs less than
-    // caching the windows between the jobs did.
+    // When the check job runs, the windows are read twice, by it and by the output: both re-read the
+    // shuffled partial aggregates (the map side runs once) and redo the final aggregation, which on
+    // 10M rows costs less than caching the windows between the jobs did.
     val windowRows = windows.execute()
-    val check = new ArrivalOrderCheck(keys, windows.output, resultAttrs.size, order.dataType, tiesAllowed)
-    val replayed = windowRows.mapPartitions(check.keysToReplay _).collect().toSet
+    // The map side usually proves every key in order; otherwise a job reads the windows to find the keys.
+    val replayed: Set[InternalRow] =
+      if (ArrivalOrderSummaryExec.provesEveryKeyInOrder(windows)) Set.empty
+      else {
+        val check = new ArrivalOrderCheck(keys, windows.output, resultAttrs.size, order.dataType, tiesAllowed)
+        windowRows.mapPartitions(check.keysToReplay _).collect().toSet
+      }
     // Usually no key fails: then nothing is broadcast.
     val replayedKeys: () => Set[InternalRow] =
       if (replayed.isEmpty) () => Set.empty else { val shared = sparkContext.broadcast(replayed); () => shared.value }
@@ -117,47 +121,20 @@ case class OrderedTumblingAggregateExec(
 }
 
 /**
- * Finds the keys whose aggregated windows do not prove their rows arrived in event-time order: a
- * window whose arrival orders are not shown increasing (unless ties are allowed), a window whose
- * first order is not above the last order of the key's previous window, or rows with an order but no
- * event time (their ties cannot be ruled out). A partition's windows come in any order (no sort): each
- * key's are gathered, then checked in start order.
+ * Finds the keys whose aggregated windows do not prove their rows arrived in event-time order
+ * ([[KeyWindowRanges]]): a window whose arrival orders are not shown increasing (unless ties are
+ * allowed), a window whose first order is not above the last order of the key's previous window, or
+ * rows with an order but no event time (their ties cannot be ruled out). A partition's windows come
+ * in any order (no sort).
  */
 final class ArrivalOrderCheck(keys: Seq[Attribute], windowsOutput: Seq[Attribute], valueCount: Int,
     orderType: org.apache.spark.sql.types.DataType, tiesAllowed: Boolean) extends Serializable {
 
   def keysToReplay(rows: Iterator[InternalRow]): Iterator[InternalRow] = {
-    val keyOf = UnsafeProjection.create(keys, windowsOutput)
-    val startOrdinal = keys.size
     val rangeOrdinal = keys.size + 2 + valueCount
-    val failed = new mutable.HashSet[InternalRow]
-    // Per key: (window start, first order, last order) of each window.
-    val ranges = new mutable.HashMap[InternalRow, mutable.ArrayBuffer[(Long, Any, Any)]]
-    rows.foreach { group =>
-      val key = keyOf(group)
-      if (!failed.contains(key)) {
-        val range = group.getStruct(rangeOrdinal, 3)
-        val fails =
-          if (group.isNullAt(startOrdinal)) !range.isNullAt(0) // rows with an order but no time
-          else !tiesAllowed && !range.getBoolean(2)
-        if (fails) {
-          failed += key.copy()
-          ranges.remove(key)
-        } else if (!group.isNullAt(startOrdinal)) {
-          ranges.getOrElseUpdate(key.copy(), new mutable.ArrayBuffer) += ((group.getLong(startOrdinal),
-            InternalRow.copyValue(range.get(0, orderType)), InternalRow.copyValue(range.get(1, orderType))))
-        }
-      }
-    }
-    val ordering = InterpretedOrdering.forSchema(Seq(orderType))
-    def below(a: Any, b: Any): Boolean =
-      ordering.compare(new GenericInternalRow(Array[Any](a)), new GenericInternalRow(Array[Any](b))) < 0
-    ranges.foreach { case (key, windows) =>
-      val byStart = windows.sortBy(_._1)
-      if (byStart.iterator.zip(byStart.iterator.drop(1)).exists { case (previous, next) => !below(previous._3, next._2) }) {
-        failed += key
-      }
-    }
-    failed.iterator
+    val gathered = new KeyWindowRanges(UnsafeProjection.create(keys, windowsOutput), keys.size,
+      _.getStruct(rangeOrdinal, 3), orderType, tiesAllowed)
+    rows.foreach(gathered.add)
+    gathered.spans.collect { case (key, None) => key }
   }
 }

@@ -52,9 +52,12 @@ object StreamWindowStrategy extends SparkStrategy {
             val grouping = keys :+ Alias(If(IsNull(order), Literal(null, LongType), windowStart), "_sw_window_start")()
             val finalAggregate = AggUtils.planAggregateWithoutDistinct(
               grouping, aggregates, grouping.map(_.toAttribute) ++ aggregates.map(_.resultAttribute), planLater(child)).head
-            // Shuffled by the keys alone, so that each key's windows meet in one partition for the check.
+            // Shuffled by the keys alone, so that each key's windows meet in one partition for the check;
+            // the map tasks summarize each key's arrival orders, which usually spares the check its job.
             val partitioning = if (keys.isEmpty) SinglePartition else HashPartitioning(keys, SQLConf.get.numShufflePartitions)
-            val windows = finalAggregate.withNewChildren(Seq(ShuffleExchangeExec(partitioning, finalAggregate.children.head)))
+            val summarized = ArrivalOrderSummaryExec(keys.size, order.dataType, tiesAllowed = order.exprId == time.exprId,
+              finalAggregate.children.head)
+            val windows = finalAggregate.withNewChildren(Seq(ShuffleExchangeExec(partitioning, summarized)))
             OrderedTumblingAggregateExec(spec, size, policies, keys, order, time, functions, filters, windowAttr, resultAttrs,
               windows, planLater(child)) :: Nil
           }
