@@ -22,7 +22,9 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     """Write a horizontal bar chart of ``results`` (rows of run.py's table) to ``path`` and return it.
 
     Each case has two bars on a logarithmic rows/s axis, streamwin's and Spark's, and its ratio (Spark
-    time / streamwin time: above 1, streamwin is faster) written at the right.
+    time / streamwin time: above 1, streamwin is faster) written at the right. A streaming case without a
+    Spark equivalent has streamwin's bar alone, with its share of the floor (Spark's stateful groupBy on
+    the same rows) written instead; a floor row is one bar of its own.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "chart.png"
@@ -32,6 +34,9 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     >>> floor = {"case": "floor: stateless read", "rows": 1000, "streamwin_rows_per_s": 5000, "spark_rows_per_s": 1000,
     ...          "ratio": 5.0}
     >>> draw_chart(rows + [floor], out).exists()
+    True
+    >>> alone = {"case": "stream split", "rows": 1000, "streamwin_rows_per_s": 900, "share_of_floor": 0.9}
+    >>> draw_chart(rows + [alone], out).exists()
     True
     """
     from matplotlib.figure import Figure
@@ -45,21 +50,30 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     positions = range(len(cases))
     # A floor row (run.py's "floor: ...") is Spark's own rate without windows: one bar, no ratio.
     floor = [str(row["case"]).startswith("floor:") for row in cases]
-    compared = [p for p in positions if not floor[p]]
+    compared = [p for p in positions if not floor[p] and "spark_rows_per_s" in cases[p]]
+    alone = [p for p in positions if not floor[p] and "spark_rows_per_s" not in cases[p]]
     ours = [cases[p]["streamwin_rows_per_s"] for p in compared]
     theirs = [cases[p]["spark_rows_per_s"] for p in compared]
+    by_itself = [cases[p]["streamwin_rows_per_s"] for p in alone]
     floors = [cases[p]["streamwin_rows_per_s"] for p in positions if floor[p]]
     axes.barh([p - height / 2 for p in compared], ours, height=height, color=STREAMWIN_COLOUR, label="streamwin")
     axes.barh([p + height / 2 for p in compared], theirs, height=height, color=SPARK_COLOUR, label="Spark")
+    if by_itself:
+        axes.barh(alone, by_itself, height=height, color=STREAMWIN_COLOUR)
     if floors:
         axes.barh([p for p in positions if floor[p]], floors, height=height, color=FLOOR_COLOUR,
                   label="Spark without windows (floor)")
     axes.set_xscale("log")
-    every = ours + theirs + floors
+    every = ours + theirs + floors + by_itself
     top = max(every)
     axes.set_xlim(min(every) / 2, top * 6)
     for position, row in zip(positions, cases):
         if floor[position]:
+            continue
+        if "ratio" not in row:
+            if "share_of_floor" in row:
+                axes.text(top * 1.4, position, f"{row['share_of_floor']:.0%} of floor", va="center", fontsize=7,
+                          color="#444444")
             continue
         ratio = row["ratio"]
         axes.text(top * 1.4, position, f"{ratio:.2f}x", va="center", fontsize=8,

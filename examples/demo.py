@@ -90,7 +90,7 @@ def main() -> None:
 
 def streaming_demo(spark: SparkSession, readings) -> None:
     """The same window columns on a stream: the readings arrive as 4 files, one per micro-batch, and
-    Spark's state store (transformWithState, RocksDB) holds the open windows between micro-batches."""
+    Spark's state store (streamwin's stateful operator, on RocksDB) holds the open windows between micro-batches."""
     with tempfile.TemporaryDirectory(prefix="streamwin-demo-") as tmp:
         incoming = Path(tmp) / "incoming"
         incoming.mkdir()

@@ -1,12 +1,11 @@
 """Checkpoints users already have keep working: each golden checkpoint (tests/checkpoint_cases.py), written
-by an earlier streamwin with open windows in its state, is restored, continued with the rest of its rows,
-and together with what it output before gives the batch result on all the rows.
+by streamwin's own stateful operator with open windows in its state, is restored, continued with the rest
+of its rows, and together with what it output before gives the batch result on all the rows.
 
 A set written on one Spark line is restored on that line and every later one (upgrading Spark keeps a
 checkpoint; Spark does not read a newer line's checkpoints, so an older line is not offered a newer set).
-Restoring a Spark 4.0 set on 4.3 is what caught Java-serialized engine state naming Spark classes whose
-computed serial numbers differ between the lines. Cases in the Avro state encoding restore in this
-session's default encoding: the checkpoint's own applies.
+These sets are never rewritten (docs/streaming.md, Upgrades); a checkpoint of streamwin's first streaming
+host, which was never released as stable, is refused at start with what to do.
 """
 
 from __future__ import annotations
@@ -20,9 +19,10 @@ import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
-from checkpoint_cases import CASES, batch, plain, relocate, run_to_end, source, write_json
+from checkpoint_cases import CASES, RETIRED, batch, plain, relocate, run_to_end, source, write_json
 
 GOLDEN = Path(__file__).parent / "golden_checkpoints"
+RETIRED_FOLDER = Path(__file__).parent / "retired_checkpoints"
 # Every supported line from its first release with these checkpoints on: the oldest and the default.
 WRITTEN_ON = ["4.0", "4.3"]
 
@@ -49,28 +49,32 @@ def _without_sentinel(outputs: list) -> Counter:
     return Counter(json.dumps(o) for o in outputs if o[0] != "zz")
 
 
-@pytest.mark.parametrize("line,name", RESTORABLE, ids=[f"spark-{line}-{name}" for line, name in RESTORABLE])
-def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tmp_path: Path, line: str,
-                                                         name: str) -> None:
-    case = CASES[name]
-    golden = GOLDEN / f"spark-{line}" / name
-    meta = json.loads((golden / "case.json").read_text())
-    shutil.copytree(golden / "checkpoint", tmp_path / "checkpoint")
-    shutil.copytree(golden / "input", tmp_path / "input")
+def _restore(folder: Path, tmp_path: Path) -> tuple[dict, list[tuple]]:
+    """Copies a stored case into ``tmp_path`` and writes the rows it has not read yet as two more input
+    files. Returns its metadata and all its rows."""
+    meta = json.loads((folder / "case.json").read_text())
+    shutil.copytree(folder / "checkpoint", tmp_path / "checkpoint")
+    shutil.copytree(folder / "input", tmp_path / "input")
     read_until = relocate(tmp_path / "checkpoint", meta["written_in"], tmp_path)
-
-    # The checkpoint was stopped with open windows: its keys' state is there to continue from.
-    held = spark.read.format("statestore").option("stateVarName", case.state_variable).load(str(tmp_path / "checkpoint"))
-    assert held.count() >= 1
-    if case.state_variable == "engine":
-        # Java-serialized engines (0xACED), as streamwin wrote them before its own layout ("SW", version).
-        stored = {bytes(r[0][:3]) for r in held.select("value.value").collect()}
-        assert stored == ({b"SW" + bytes([case.engine_format])} if case.engine_format else {b"\xac\xed\x00"}), stored
-
     rows = [tuple(r) for r in meta["rows"]]
     later = rows[meta["written"]:]
     for i, part in enumerate([later[: len(later) // 2], later[len(later) // 2:]]):
         write_json(tmp_path / "input" / f"later-{i:04d}.json", part, read_until + 1 + i)
+    return meta, rows
+
+
+@pytest.mark.parametrize("line,name", RESTORABLE, ids=[f"spark-{line}-{name}" for line, name in RESTORABLE])
+def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tmp_path: Path, line: str,
+                                                         name: str) -> None:
+    case = CASES[name]
+    meta, rows = _restore(GOLDEN / f"spark-{line}" / name, tmp_path)
+
+    # The checkpoint was stopped with open windows: a state row per open window of a key, and the key's record.
+    held = spark.read.format("statestore").load(str(tmp_path / "checkpoint"))
+    assert held.schema["key"].dataType.fieldNames() == ["k", "window_start"]
+    assert held.where("key.window_start IS NOT NULL AND value.window.rows > 0").count() >= 1
+    assert held.where("key.window_start IS NULL").count() >= 1
+
     # The session's encoding is Spark's default: the checkpoint's own (recorded there) applies.
     run_to_end(spark, case.query(source(spark, tmp_path / "input")), tmp_path / "checkpoint", tmp_path / "out")
 
@@ -84,12 +88,27 @@ def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tm
     assert continued, "the restored query output nothing"
     streamed = _without_sentinel(meta["output"] + continued)
     expected = _without_sentinel([plain(r) for r in case.query(batch(spark, rows)).collect()])
-    if case.closes_on_watermark:
-        # The last row (another key, far later) moves the watermark past every window.
-        assert streamed == expected
-    else:
-        # Count windows close on their key's rows only: the batch's teardown partials stay open.
-        assert not streamed - expected, "the stream output something the batch did not"
-        missing = expected - streamed
-        assert all(json.loads(m)[1][2] == "partial" for m in missing)
-        assert sum(missing.values()) <= 3 * 2
+    # The last row (another key, far later) moves the watermark past every window.
+    assert case.closes_on_watermark and streamed == expected
+
+
+def test_a_checkpoint_of_the_retired_host_is_refused_at_start_saying_what_to_do(spark: SparkSession,
+                                                                                tmp_path: Path) -> None:
+    # Written by streamwin's first streaming host (transformWithState, state format 2) on Spark 4.0.
+    (name, case), = RETIRED.items()
+    _restore(RETIRED_FOLDER / name, tmp_path)
+    query = (case.query(source(spark, tmp_path / "input")).writeStream.format("parquet")
+             .option("path", str(tmp_path / "out")).option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        with pytest.raises(Exception) as refused:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    message = str(refused.value)
+    # It names the checkpoint, the form it found, and what to do.
+    assert str(tmp_path / "checkpoint") in message and "transformWithState" in message, message
+    assert "new checkpoint location" in message and "replay the input" in message, message
+    assert "sw_count" in message
+    # Nothing was written from it.
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.parquet"))
+    assert len(list((tmp_path / "checkpoint" / "commits").glob("[0-9]*"))) == 2

@@ -178,7 +178,7 @@ def test_processing_time_queries_refuse_a_trigger_that_runs_to_the_end(spark, tm
     query = (_sums(src, window).writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(availableNow=True).start())
     try:
-        with pytest.raises(StreamingQueryException, match=r"processing-time mode.*trigger\(availableNow=True\).*would "
+        with pytest.raises(StreamingQueryException, match=r"processing time.*trigger\(availableNow=True\).*would "
                                                           r"never end"):
             query.awaitTermination(120)
     finally:

@@ -11,6 +11,7 @@ the batch's teardown-only ``partial`` windows are the only allowed differences.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import random
@@ -380,8 +381,10 @@ def test_time_windows_without_policies_pre_aggregate_each_micro_batch(spark, tmp
         query.stop()
     result = spark.table(name).collect()
     spark.catalog.dropTempView(name)
-    tws = plan.index("TransformWithState")
-    assert "partial_sum" in plan[tws:] and "Exchange" in plan[tws:], plan
+    # streamwin's stateful operator over Spark's partial aggregation per (key, slice), after the shuffle.
+    operator = plan.index("StatefulWindow")
+    assert "TransformWithState" not in plan
+    assert plan.index("Exchange", operator) < plan.index("partial_sum", operator), plan
     assert (metrics["rowsWindowed"], metrics["lateRowsDropped"], metrics["rowsSkipped"]) == (4, 1, 1)
     # The same windows as the batch on the rows that were not late (the row at 9 s is late in the stream).
     batch_rows = [r for r in rows if r[1] not in (9, 41)]
@@ -450,9 +453,9 @@ def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path, state
         Counter(map(_key, [r for r in batch if r.k != "zz"]))
 
 
-def test_typed_window_state_is_readable_with_the_statestore_reader(spark, tmp_path):
-    # Time windows without policies keep each key's open windows as typed state: progress, timer,
-    # and per window its bounds, row count and aggregation buffer (no Java-serialized engine).
+def test_window_state_rows_are_readable_with_the_statestore_reader(spark, tmp_path):
+    # Time windows without policies keep one state row per open window and a small record per key
+    # (window_start null): plain typed columns, no serialized engine.
     rows = [("a", 1, 0, 1, False), ("a", 3, 1, 5, False), ("b", 4, 2, 2, False),
             ("a", 12, 3, 3, False), ("a", 25, 4, 7, False), ("b", 31, 5, 1, False)]
     _write_splits(tmp_path / "in", rows, [3])
@@ -462,65 +465,95 @@ def test_typed_window_state_is_readable_with_the_statestore_reader(spark, tmp_pa
     result = _run_to_end(spark, out, checkpoint, "append")
     assert sorted((r.k, r.window.start.timestamp(), r.sv, r.n) for r in result) == [
         ("a", 0.0, 6, 2), ("a", 10.0, 3, 1), ("b", 0.0, 2, 1)]
-    state = spark.read.format("statestore").option("stateVarName", "windows").load(str(checkpoint))
+
+    def utc(seconds: int):
+        return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+    state = spark.read.format("statestore").load(str(checkpoint))
+    assert state.schema["key"].dataType.fieldNames() == ["k", "window_start"]
     value = state.schema["value"].dataType
-    assert value.fieldNames() == ["progress", "timer", "windows"]
-    window = value["windows"].dataType.elementType
-    assert window.fieldNames() == ["start", "end", "rows", "fired", "changed", "buffer"]
+    assert value.fieldNames() == ["record", "window"]
+    assert value["record"].dataType.fieldNames() == ["progress", "deadline", "windows"]
+    assert value["window"].dataType.fieldNames() == ["end", "rows", "buffer"]
     # sum(v), count(*), then the hidden row count.
-    assert window["buffer"].dataType.fieldNames() == ["f0_sum", "f1_count", "f2_count"]
-    got = {r.key.k: r.value for r in state.collect()}
-    # The watermark (31 - 5 = 26 s) closed every window but the last one of each key.
-    assert got["a"].progress == 20_000_000 and got["a"].timer == 30_000
-    assert [(w.start, w.end, w.rows, w.fired, tuple(w.buffer)) for w in got["a"].windows] == [
-        (20_000_000, 30_000_000, 1, False, (7, 1, 1))]
-    assert [(w.start, w.end, tuple(w.buffer)) for w in got["b"].windows] == [(30_000_000, 40_000_000, (1, 1, 1))]
-    engines = spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint))
-    assert engines.count() == 0
+    assert value["window"].dataType["buffer"].dataType.fieldNames() == ["f0_sum", "f1_count", "f2_count"]
+    records = {r.key.k: r.value.record for r in state.where("key.window_start IS NULL").collect()}
+    # The watermark (31 - 5 = 26 s) closed every window but the last one of each key, and must pass
+    # its end to close it. A key's progress is the start of its latest slice (a window's, here).
+    assert (records["a"].progress, records["a"].deadline, records["a"].windows) == (utc(20), utc(30), [utc(20)])
+    assert (records["b"].progress, records["b"].deadline, records["b"].windows) == (utc(30), utc(40), [utc(30)])
+    windows = state.where("key.window_start IS NOT NULL").collect()
+    assert all(r.value.record is None for r in windows)
+    assert sorted((r.key.k, r.key.window_start, r.value.window.end, r.value.window.rows, tuple(r.value.window.buffer))
+                  for r in windows) == [("a", utc(20), utc(30), 1, (7, 1, 1)), ("b", utc(30), utc(40), 1, (1, 1, 1))]
 
 
-def test_checkpoints_of_row_fed_windows_continue_with_pre_aggregation_off(spark, tmp_path):
-    # Before policy-free windows were pre-aggregated per micro-batch, their rows were fed one by one
-    # and each key's engine was kept (state `engine`). With the setting off, such a checkpoint continues
-    # exactly; with it on, the query fails with a message naming the setting, instead of misreading it.
-    conf = "spark.streamwin.streaming.preAggregate"
-    rng = random.Random(SEED + 3)
-    rows = _with_sentinels(_rows(rng, 50), watermark=True)
-    arrival = sorted(rows, key=lambda r: (r[1], r[2]))
-    folder, checkpoint, sink = tmp_path / "in", tmp_path / "checkpoint", tmp_path / "out"
-    half = len(arrival) // 2
-    _write_splits(folder, arrival[:half], [half // 2])
-    build = _agg(lambda: sw.hopping("ts", "20 seconds", "10 seconds"))
-
-    def run() -> None:
-        query = (build(_source(spark, folder, "10 minutes")).writeStream.format("parquet").option("path", str(sink))
-                 .option("checkpointLocation", str(checkpoint)).outputMode("append").start())
-        try:
-            _wait_until_idle(query)
-        finally:
-            query.stop()
-
-    spark.conf.set(conf, "false")
+@pytest.mark.parametrize("window_of", [lambda: sw.tumbling("ts", "10 seconds"), lambda: sw.count(3, order_by="seq")],
+                         ids=["slices", "rows"])
+def test_the_avro_state_encoding_is_refused_naming_the_setting(spark, tmp_path, window_of):
+    # Windows keep state as Spark's own aggregations do, in UnsafeRow: a clear error, not the state
+    # store's assertion in a task.
+    _write_splits(tmp_path / "in", [("a", 1, 0, 1, False), ("a", 3, 1, 5, False)], [])
+    out = _agg(window_of)(_source(spark, tmp_path / "in", "5 seconds"))
+    spark.conf.set("spark.sql.streaming.stateStore.encodingFormat", "avro")
     try:
-        run()
-        engines = spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint))
-        assert engines.count() > 0
-        for i, (lo, hi) in enumerate([(half, half + 10), (half + 10, len(arrival))]):
-            path = folder / f"later-{i}.json"
-            path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n"
-                                    for r in arrival[lo:hi]))
-            os.utime(path, (2_000_000 + i, 2_000_000 + i))
-        spark.conf.set(conf, "true")
-        with pytest.raises(Exception, match=conf):
-            run()
-        spark.conf.set(conf, "false")
-        run()
+        with pytest.raises(Exception) as refused:
+            _run_to_end(spark, out, tmp_path / "checkpoint", "append")
     finally:
-        spark.conf.unset(conf)
-    streamed = spark.read.parquet(str(sink)).collect()
-    batch = build(_batch(spark, rows)).collect()
-    assert Counter(map(_key, [r for r in streamed if r.k != "zz"])) == \
-        Counter(map(_key, [r for r in batch if r.k != "zz"]))
+        spark.conf.unset("spark.sql.streaming.stateStore.encodingFormat")
+    message = str(refused.value)
+    assert "spark.sql.streaming.stateStore.encodingFormat" in message and "`avro`" in message, message
+    assert "unsaferow" in message and "new checkpoint location" in message, message
+
+
+def _query_plan_and_progress(spark, out, checkpoint: Path):
+    name = "sw_" + uuid.uuid4().hex[:12]
+    query = (out.writeStream.format("memory").queryName(name).outputMode("append")
+             .option("checkpointLocation", str(checkpoint)).start())
+    try:
+        _wait_until_idle(query)
+        progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    finally:
+        query.stop()
+    result = spark.table(name).collect()
+    spark.catalog.dropTempView(name)
+    return result, progress
+
+
+@pytest.mark.parametrize("provider", ["RocksDBStateStoreProvider", "HDFSBackedStateStoreProvider"])
+def test_own_stateful_operator_reports_as_sparks_do_on_either_state_store(spark, tmp_path, provider):
+    # The operator is a stateful operator of Spark's kind: its state info comes from the query (one
+    # operator id per stateful operator, here beside Spark's own deduplication), its metadata names it
+    # and its stores, the query progress reports its state rows and window metrics, and it runs on
+    # Spark's default state store as well as on RocksDB.
+    key = "spark.sql.streaming.stateStore.providerClass"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, "org.apache.spark.sql.execution.streaming.state." + provider)
+    try:
+        # (Spark's deduplication drops rows at the epoch itself, at or before its first watermark, 0.)
+        rows = [(k, ts + 1, *rest) for k, ts, *rest in _with_sentinels(_rows(random.Random(SEED + 11), 40), watermark=True)]
+        arrival = sorted(rows, key=lambda r: (r[1], r[2]))
+        _write_splits(tmp_path / "in", arrival, [10, 20, 30])
+        build = _agg(lambda: sw.session("ts", "6 seconds"))
+        src = _source(spark, tmp_path / "in", "10 minutes").dropDuplicates(["seq"])
+        result, progress = _query_plan_and_progress(spark, build(src), tmp_path / "checkpoint")
+    finally:
+        spark.conf.set(key, previous)
+    expected = build(_batch(spark, rows)).collect()
+    assert Counter(map(_key, [r for r in result if r.k != "zz"])) == \
+        Counter(map(_key, [r for r in expected if r.k != "zz"]))
+    metadata = spark.read.format("state-metadata").load(str(tmp_path / "checkpoint")).collect()
+    operators = {(m.operatorId, m.operatorName, m.stateStoreName) for m in metadata}
+    assert {name for _, name, _ in operators} == {"streamwinWindow", "dedupe"}
+    assert sorted(store for _, name, store in operators if name == "streamwinWindow") == ["default"]
+    assert len({op for op, _, _ in operators}) == 2
+    last = progress[-1]["stateOperators"]
+    window = next(o for o in last if o["operatorName"] == "streamwinWindow")
+    assert window["numRowsTotal"] >= 1
+    assert window["numShufflePartitions"] == int(spark.conf.get("spark.sql.shuffle.partitions"))
+    assert set(window["customMetrics"]) >= {"windowsEmitted", "rowsWindowed", "lateRowsDropped", "rowsSkipped"}
+    assert sum(next(o for o in p["stateOperators"] if o["operatorName"] == "streamwinWindow")["customMetrics"]
+               ["rowsWindowed"] for p in progress) == len(rows)
 
 
 @pytest.mark.parametrize("name, changed", [
@@ -553,7 +586,7 @@ def test_a_changed_query_is_refused_by_its_windows_state_and_the_old_one_continu
             query.stop()
 
     run(original)
-    assert spark.read.format("statestore").option("stateVarName", "engine").load(str(checkpoint)).count() == 3
+    assert spark.read.format("statestore").load(str(checkpoint)).where("value.engine IS NOT NULL").count() == 3
     path = folder / "later.json"
     path.write_text("".join(json.dumps(dict(zip(("k", "s", "seq", "v", "flag"), r))) + "\n" for r in arrival[half:]))
     os.utime(path, (2_000_000, 2_000_000))
@@ -565,16 +598,6 @@ def test_a_changed_query_is_refused_by_its_windows_state_and_the_old_one_continu
     batch = original(_batch(spark, rows)).collect()
     # (A stream has no teardown: the batch's last, partial windows stay open.)
     assert Counter(map(_key, streamed)) == Counter(map(_key, [r for r in batch if r.window.kind != "partial"]))
-
-
-def test_pre_aggregation_setting_must_be_a_boolean(spark, tmp_path):
-    spark.conf.set("spark.streamwin.streaming.preAggregate", "sometimes")
-    try:
-        src = spark.readStream.schema(SCHEMA).json(str(tmp_path)).withColumn("ts", F.timestamp_seconds("s"))
-        with pytest.raises(AnalysisException, match="spark.streamwin.streaming.preAggregate must be true or false"):
-            src.groupBy("k", sw.tumbling("ts", "10 seconds")).count()
-    finally:
-        spark.conf.unset("spark.streamwin.streaming.preAggregate")
 
 
 def _committed(checkpoint: Path) -> int:
@@ -593,16 +616,26 @@ def test_sessions_with_max_duration_need_event_time_order_across_micro_batches(s
     assert (metrics["rowsWindowed"], metrics["lateRowsDropped"]) == (3, 1)
 
 
-def test_streaming_without_rocksdb_says_how_to_fix_it(spark, tmp_path):
-    (tmp_path / "in").mkdir()
+@pytest.mark.parametrize("name,build", [SEQUENCE_CASES[0], SEQUENCE_CASES[-1], TIME_CASES[2][:2]],
+                         ids=["count", "select-count", "tumbling-passthrough"])
+def test_windows_fed_rows_run_on_sparks_default_state_store(spark, tmp_path, name, build):
+    # Every window runs on streamwin's own operator, on either of Spark's state store providers.
     key = "spark.sql.streaming.stateStore.providerClass"
     previous = spark.conf.get(key)
     spark.conf.set(key, "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider")
     try:
-        with pytest.raises(AnalysisException, match=r"RocksDB state store provider.*streamwin\.configure"):
-            _source(spark, tmp_path / "in", None).groupBy("k", sw.count(3, order_by="seq")).agg(F.count("*"))
+        rows = _with_sentinels(_rows(random.Random(SEED + 17), 40), watermark=False)
+        arrival = sorted(rows, key=lambda r: r[2])
+        _write_micro_batches(tmp_path / "in", arrival, random.Random(SEED + 18), batches=4)
+        streamed = _run_to_end(spark, build(_source(spark, tmp_path / "in", None)), tmp_path / "checkpoint", "append")
     finally:
         spark.conf.set(key, previous)
+    batch = build(_batch(spark, rows)).collect()
+    # A stream has no teardown: the batch's partial windows (and the sentinels' last ones) stay open;
+    # every other window is the batch's.
+    closed = Counter(map(_key, [r for r in batch if r.window.kind != "partial"]))
+    assert Counter(map(_key, streamed)) - closed == Counter()
+    assert sum(closed.values()) - len(streamed) <= 2 * 3
 
 
 def _chained(df: DataFrame) -> DataFrame:

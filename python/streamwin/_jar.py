@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Optional
 
 from pyspark.sql import SparkSession
 
@@ -101,33 +101,24 @@ def jar_path(spark_version: Optional[str] = None) -> str:
     )
 
 
-#: The state store that Spark's ``transformWithState`` (which hosts streaming windows) requires.
+#: The state store :func:`configure` selects: it keeps streaming windows' state off the JVM heap.
 ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _STATE_STORE_KEY = "spark.sql.streaming.stateStore.providerClass"
-_STATE_ENCODING_KEY = "spark.sql.streaming.stateStore.encodingFormat"
-#: The state store encodings Spark offers (``spark.sql.streaming.stateStore.encodingFormat``).
-STATE_ENCODINGS = ("unsaferow", "avro")
 
 
-def configure(
-    builder: SparkSession.Builder, state_encoding: Optional[Literal["unsaferow", "avro"]] = None
-) -> SparkSession.Builder:
+def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add the streamwin jar matching the installed Spark to a SparkSession builder and return it.
 
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
     ``SparkSessionExtensionsProvider`` service). Windows on streaming DataFrames keep their state in
-    Spark's state store through ``transformWithState``, which needs the RocksDB state store provider:
-    it is set too, unless the builder already names a provider (then a streaming window fails at
-    analysis with a message saying how to fix it). Jars already in ``spark.jars`` are kept. Call it
+    Spark's state store, on either provider; the RocksDB provider, which keeps it off the JVM heap, is
+    set too, unless the builder already names one. Jars already in ``spark.jars`` are kept. Call it
     before ``getOrCreate()``: a running session cannot load jars. An unsupported Spark raises
     :class:`UnsupportedSparkVersionError` here, naming the running version and the supported ones.
 
-    ``state_encoding="avro"`` selects the state store's Avro encoding
-    (``spark.sql.streaming.stateStore.encodingFormat``) for the session; ``None`` (the default) keeps
-    Spark's (``unsaferow``). Avro is for sessions whose streaming queries keep state only in streamwin
-    windows: Spark 4.0 to 4.3 refuse it for their own stateful operators (a streaming ``groupBy``
-    aggregation, ``dropDuplicates``), also next to a streamwin window in one query. A checkpoint keeps
-    the encoding it began with (Spark records it there), whatever the session says later.
+    Windows keep their state in Spark's UnsafeRow encoding, as Spark's own streaming aggregations do;
+    a session set to the state store's Avro encoding
+    (``spark.sql.streaming.stateStore.encodingFormat=avro``) is refused at a stream's first micro-batch.
 
     Example::
 
@@ -139,16 +130,7 @@ def configure(
         True
         >>> spark.conf.get("spark.sql.streaming.stateStore.providerClass").endswith("RocksDBStateStoreProvider")
         True
-        >>> isinstance(sw.configure(SparkSession.builder, state_encoding="avro"), SparkSession.Builder)
-        True
-        >>> sw.configure(SparkSession.builder, state_encoding="json")
-        Traceback (most recent call last):
-        ...
-        ValueError: state_encoding must be one of 'unsaferow', 'avro' or None, not 'json'
     """
-    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise ValueError(f"state_encoding must be one of {', '.join(map(repr, STATE_ENCODINGS))} or None, "
-                         f"not {state_encoding!r}")
     options = getattr(builder, "_options", {})
     existing = [j for j in str(options.get("spark.jars", "")).split(",") if j]
     jar = jar_path()
@@ -157,6 +139,4 @@ def configure(
     builder = builder.config("spark.jars", ",".join(existing))
     if _STATE_STORE_KEY not in options:
         builder = builder.config(_STATE_STORE_KEY, ROCKSDB_STATE_STORE)
-    if state_encoding is not None:
-        builder = builder.config(_STATE_ENCODING_KEY, state_encoding)
     return builder

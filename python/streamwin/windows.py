@@ -41,9 +41,9 @@ all but ``count_trigger``, ``emit_empty`` and ``emit_every``; ``session`` (fixed
 and data windows ``emit`` and ``count_trigger``; ``idle_timeout`` goes wherever ``count_trigger`` does.
 Any other combination is an ``AnalysisException`` that says why.
 
-Every function also works on a streaming DataFrame (``spark.readStream``): Spark's
-``transformWithState`` hosts the same engine, with each key's open windows in the state store
-(RocksDB, set by :func:`streamwin.configure`). Append mode outputs closed windows; ``emit="update"``
+Every function also works on a streaming DataFrame (``spark.readStream``), with the same engine on
+streamwin's own stateful operator, on Spark's state store (either provider; :func:`streamwin.configure`
+selects RocksDB). Append mode outputs closed windows; ``emit="update"``
 needs update mode. ``withWatermark`` also closes the windows of idle keys. A stream has no end, so
 there are no teardown ``partial`` windows. Sessions with ``max_duration`` or a dynamic gap follow
 event-time order: on a stream, a row older than its key's latest row is late.

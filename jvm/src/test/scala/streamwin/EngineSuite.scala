@@ -350,8 +350,7 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
-  test("an engine stored and restored between micro-batches (the streaming host) continues exactly, " +
-      "in the stored form and from the Java form earlier versions wrote") {
+  test("an engine stored and restored between micro-batches (the streaming host) continues exactly") {
     val t = AttributeReference("t", LongType)()
     val input = Seq(v, t)
     val aggregates = Seq(Sum(v), CollectList(v), Count(v))
@@ -373,7 +372,7 @@ class EngineSuite extends AnyFunSuite {
     val rnd = new Random(11)
     for ((name, spec, policies) <- families; select <- Seq(false, true)) {
       val times = (0 until 80).map(i => math.max(0L, i * 2L + rnd.nextInt(9) - 6))
-      def run(storeEvery: Int, javaForm: Boolean = false, formatOne: Boolean = false): Seq[String] = {
+      def run(storeEvery: Int): Seq[String] = {
         val out = scala.collection.mutable.ArrayBuffer[String]()
         val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, input,
           if (select) input :+ window else window +: results, if (select) None else Some((aggregates, aggregates.map(_ => None))))
@@ -384,14 +383,11 @@ class EngineSuite extends AnyFunSuite {
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val bytes = if (javaForm) wired.codec.encodeJava(engine)
-              else if (formatOne) asFormatOne(wired.codec.encode(engine)) else wired.codec.encode(engine)
-            if (!javaForm) {
-              // Written field by field: no Java serialization stream, no class names.
-              assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
-              val text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
-              assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java."), name)
-            }
+            val bytes = wired.codec.encode(engine)
+            // Written field by field: no Java serialization stream, no class names.
+            assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
+            val text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
+            assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java."), name)
             wired = wiring() // a new task: new evaluator and callbacks
             engine = wired.codec.decode(bytes)
           }
@@ -405,15 +401,7 @@ class EngineSuite extends AnyFunSuite {
       val uninterrupted = run(0)
       assert(uninterrupted.nonEmpty, name)
       Seq(1, 3, 7).foreach(every => assert(run(every) == uninterrupted, s"$name (select: $select), stored every $every rows"))
-      assert(run(3, javaForm = true) == uninterrupted, s"$name (select: $select), Java form")
-      assert(run(3, formatOne = true) == uninterrupted, s"$name (select: $select), format 1")
     }
-  }
-
-  /** Format-2 bytes as format 1 wrote them: the same layout without the fingerprint. */
-  private def asFormatOne(bytes: Array[Byte]): Array[Byte] = {
-    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 2))
-    bytes.take(2) ++ Array[Byte](1) ++ bytes.drop(11)
   }
 
   test("a stored engine writes its retained rows' buffers and order values packed, not as Java objects") {
@@ -439,100 +427,6 @@ class EngineSuite extends AnyFunSuite {
     }
     // Each window is the sum of its 1000 rows, whatever was stored in between.
     assert(out.toSeq == (999L until 1500L).map(last => (last - 999 to last).sum))
-  }
-
-  /** The bytes with another serialVersionUID for every class descriptor whose name `patch` selects. */
-  private def withOtherSerialNumbers(bytes: Array[Byte], patch: String => Boolean): (Array[Byte], Seq[String]) = {
-    val out = bytes.clone()
-    val patched = scala.collection.mutable.ArrayBuffer[String]()
-    var i = 0
-    while (i + 3 < out.length) {
-      // TC_CLASSDESC, the class name (modified UTF-8, 2-byte length), then the 8-byte serialVersionUID.
-      if (out(i) == 0x72) {
-        val length = ((out(i + 1) & 0xff) << 8) | (out(i + 2) & 0xff)
-        if (i + 3 + length + 8 <= out.length) {
-          val name = new String(out, i + 3, length, java.nio.charset.StandardCharsets.UTF_8)
-          if (name.matches("[\\w.$]+") && patch(name)) {
-            out(i + 3 + length + 7) = (out(i + 3 + length + 7) ^ 0x5a).toByte
-            patched += name
-          }
-        }
-      }
-      i += 1
-    }
-    (out, patched.toSeq)
-  }
-
-  test("engines stored in the Java form (earlier versions) read Spark's classes by their fields across Spark lines; " +
-      "a changed streamwin class is refused") {
-    val t = AttributeReference("t", LongType)()
-    val s = 1000000L
-    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
-      "start bigint, end bigint, kind string"))()
-    val aggregates = Seq(Sum(v), Count(v))
-    val results = aggregates.map(f => AttributeReference(f.prettyName, f.dataType)())
-    // Retained rows and per-row buffers: Spark rows of longs (strings and decimals are not exercised here).
-    for ((spec, policies) <- Seq[(streamwin.spec.WindowSpec, WindowPolicies)](
-        (CountWindowSpec(4, 2), WindowPolicies(emitUpdate = true)),
-        (TimeWindowSpec("sw_tumbling", 10 * s, 10 * s, 0), WindowPolicies(arrivalOrder = true, lateness = 3 * s)))) {
-      val out = scala.collection.mutable.ArrayBuffer[String]()
-      val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, Seq(v, t), window +: results,
-        Some((aggregates, aggregates.map(_ => None))))
-      def run(between: Array[Byte] => Array[Byte]): Seq[String] = {
-        out.clear()
-        var wired = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
-        var engine = wired.newEngine()
-        engine.startKey()
-        (0 until 40).foreach { i =>
-          if (i == 20) {
-            val bytes = between(wired.codec.encodeJava(engine))
-            wired = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
-            engine = wired.codec.decode(bytes)
-          }
-          val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else i * 3 * s
-          engine.addRow(i.toLong, signal, new GenericInternalRow(Array[Any](i.toLong, i * 3L)))
-        }
-        out.toSeq
-      }
-      val asWritten = run(identity)
-      var sparkClasses = Seq.empty[String]
-      val otherLine = run { bytes =>
-        val (patched, names) = withOtherSerialNumbers(bytes, _.startsWith("org.apache.spark."))
-        sparkClasses = names
-        patched
-      }
-      assert(sparkClasses.contains("org.apache.spark.sql.catalyst.InternalRow"), sparkClasses)
-      assert(otherLine == asWritten, spec)
-      val refused = intercept[IllegalStateException](run { bytes =>
-        val (patched, names) = withOtherSerialNumbers(bytes, _ == classOf[KeyedWindowOperator].getName)
-        assert(names.nonEmpty)
-        patched
-      })
-      assert(refused.getMessage.contains("another streamwin version or on another Spark line") &&
-        refused.getMessage.contains(classOf[KeyedWindowOperator].getName), refused.getMessage)
-    }
-  }
-
-  test("every class a stored engine can hold pins its serialVersionUID (a computed one changes with its methods)") {
-    val location = java.nio.file.Paths.get(classOf[KeyedWindowOperator].getProtectionDomain.getCodeSource.getLocation.toURI)
-    val packages = Seq("streamwin/engine/", "streamwin/families/")
-    val files: Seq[String] =
-      if (java.nio.file.Files.isDirectory(location)) {
-        packages.flatMap { dir =>
-          val listing = java.nio.file.Files.list(location.resolve(dir))
-          try listing.iterator.asScala.map(dir + _.getFileName.toString).toList finally listing.close()
-        }
-      } else {
-        val jar = new java.util.jar.JarFile(location.toFile)
-        try jar.entries.asScala.map(_.getName).filter(n => packages.exists(n.startsWith)).toList finally jar.close()
-      }
-    val classes = files.filter(f => f.endsWith(".class") && !f.contains("$anon") && !f.endsWith("$.class"))
-      .map(f => f.stripSuffix(".class").replace('/', '.')) :+ classOf[streamwin.execution.NewRowBag].getName
-    val serializable = classes.map(Class.forName(_, false, getClass.getClassLoader))
-      .filter(c => classOf[java.io.Serializable].isAssignableFrom(c) && !c.isInterface && !classOf[Throwable].isAssignableFrom(c))
-    val unpinned = serializable.filter(c => scala.util.Try(c.getDeclaredField("serialVersionUID")).isFailure)
-    assert(serializable.size > 20 && serializable.exists(_ == classOf[RowWindowEngine]), serializable)
-    assert(unpinned.isEmpty, s"pin them with the number they were released with (serialver): ${unpinned.map(_.getName)}")
   }
 
   /** A count(4, 2) groupBy of sum(v), wired as a task would be, collecting its output rows as strings. */
@@ -570,14 +464,14 @@ class EngineSuite extends AnyFunSuite {
       def newEngine(): RowWindowEngine =
         new KeyedWindowOperator(CountWindowSpec(4, 2).family(WindowPolicies.Default), WindowPolicies.Default, contents,
           new InMemoryWindowState(contents))
-      def run(store: Boolean, javaForm: Boolean = false): Seq[String] = {
+      def run(store: Boolean): Seq[String] = {
         out.clear()
-        val codec = new EngineStateCodec(Seq(ev, output, contents, bags), () => newEngine(),
+        val codec = new EngineStateCodec(() => newEngine(),
           new StoredStateShape("sw_count", Some(ev.bufferTypes), Seq(LongType)))
         var engine = newEngine()
         engine.startKey()
         (0 until 11).foreach { i =>
-          if (store) engine = codec.decode(if (javaForm) codec.encodeJava(engine) else codec.encode(engine))
+          if (store) engine = codec.decode(codec.encode(engine))
           engine.addRow(order(i), null, row(i.toLong))
         }
         engine.finishKey()
@@ -586,8 +480,6 @@ class EngineSuite extends AnyFunSuite {
       val uninterrupted = run(store = false)
       assert(uninterrupted.size == 6, uninterrupted)
       assert(run(store = true) == uninterrupted, name)
-      // Engines stored by earlier versions (a decimal of more than 18 digits holds a Scala BigDecimal).
-      assert(run(store = true, javaForm = true) == uninterrupted, s"$name, Java form")
     }
   }
 
@@ -641,9 +533,7 @@ class EngineSuite extends AnyFunSuite {
     val same = Seq(wiring(CountWindowSpec(5, 1), Seq(v), Some(Seq(Sum(v)))),
       wiring(CountWindowSpec(4, 2), Seq(AttributeReference("renamed", LongType)()), Some(Seq(Sum(v)))))
     same.foreach(s => assert(s.codec.decode(bytes).windowsEmitted == engine.windowsEmitted))
-    // Format 1 has no fingerprint: it is read as before.
     assert(others.head._2.shape.describe == "sw_count in a groupBy, aggregation buffer <bigint, bigint>, input rows <bigint>")
-    assert(written.codec.decode(asFormatOne(bytes)).windowsEmitted == engine.windowsEmitted)
   }
 
   test("stored state with a count or length changed anywhere is refused with the new-checkpoint message, never allocated") {
@@ -672,18 +562,6 @@ class EngineSuite extends AnyFunSuite {
           case e: IllegalStateException if e.getMessage.contains("new checkpoint location") =>
         }
       }
-    }
-  }
-
-  test("window state in the Java form is read through a filter: a class no engine holds is refused, never built") {
-    val nested = new java.util.HashMap[String, AnyRef]()
-    nested.put("x", new gadget.Gadget)
-    for ((payload, refused) <- Seq[(AnyRef, String)]((new gadget.Gadget, "gadget.Gadget"), (nested, "gadget.Gadget"),
-        (new java.util.TreeMap[String, AnyRef](java.util.Map.of("x", new gadget.Gadget)), "gadget.Gadget"))) {
-      gadget.Gadget.built = false
-      val e = intercept[IllegalStateException](countWiring().codec.decode(JavaBytes.of(payload)))
-      assert(e.getMessage.contains(s"names class $refused") && e.getMessage.contains("new checkpoint location"), e.getMessage)
-      assert(!gadget.Gadget.built, refused)
     }
   }
 

@@ -4,7 +4,6 @@ import java.sql.Timestamp
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.TransformWithState
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
@@ -12,7 +11,7 @@ import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Final, Partial}
 import org.apache.spark.sql.functions._
-import org.apache.spark.sql.streamwin.StreamingInternals.{StreamingQueryWrapper, TransformWithStateExec}
+import org.apache.spark.sql.streamwin.StreamingInternals.StreamingQueryWrapper
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -20,7 +19,7 @@ import streamwin.api.WindowMetricsReport
 import streamwin.api.functions.{count => countWindow, hopping, session, sliding, tumbling, withOptions}
 import streamwin.catalyst.WindowAggregate
 import streamwin.execution.{ArrivalOrderSummaryExec, EventTimeReplayAggregateExec, OrderedTumblingAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
-  StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowStatefulProcessor}
+  StatefulWindowExec, StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowFeed}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
 class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -213,15 +212,14 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(plan.collectFirst { case t: TimeWindowAssignExec => t }.isDefined, plan.treeString)
   }
 
-  test("a window over a stream is analysed as over batch data and planned as transformWithState per micro-batch") {
+  test("a window over a stream is analysed as over batch data and planned on streamwin's operator per micro-batch") {
     import spark.implicits._
     implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
     val input = TestStreams.MemoryStream[(String, Long, Long, String)]
     val windowed = input.toDF().toDF("k", "seq", "v", "note").groupBy(col("k"), countWindow(2, col("seq"))).agg(sum("v"))
-    // The analyzer only resolves: the window node, not Spark's transformWithState.
+    // The analyzer only resolves: the window node, with the metrics its micro-batches share.
     val analyzed = windowed.queryExecution.analyzed
     assert(analyzed.collectFirst { case w: WindowAggregate => w }.exists(_.streamMetrics.isDefined), analyzed.treeString)
-    assert(analyzed.collectFirst { case t: TransformWithState => t }.isEmpty, analyzed.treeString)
     // With adaptive execution on, the stateful plan must still not be adaptive (Spark keeps AQE to stateless streams).
     spark.conf.set("spark.sql.adaptive.enabled", "true")
     val query = try windowed.writeStream.format("memory").queryName("plan_shape_stream").outputMode("append").start()
@@ -236,11 +234,11 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
       val execution = query.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution
       val plan = execution.executedPlan
       assert(!plan.isInstanceOf[AdaptiveSparkPlanExec], plan.treeString)
-      val hosts = plan.collect { case t: TransformWithStateExec => t }
-      assert(hosts.size == 1 && hosts.head.statefulProcessor.isInstanceOf[WindowStatefulProcessor], plan.treeString)
+      val hosts = plan.collect { case t: StatefulWindowExec => t }
+      assert(hosts.size == 1 && hosts.head.feed.isInstanceOf[WindowFeed.Rows], plan.treeString)
       // The rows fed to the state keep every column of the stream (unused ones too): the layout of
       // rows kept in a checkpoint does not depend on what the optimizer could prune.
-      assert(hosts.head.dataAttributes.map(_.name) == Seq("k", "seq", "v", "note"), plan.treeString)
+      assert(hosts.head.blueprint.input.map(_.name) == Seq("k", "seq", "v", "note"), plan.treeString)
       assert(exchanges(plan).size == 1, plan.treeString)
       // Each micro-batch planned its own processor, and every one added to the same metrics.
       val metrics = WindowMetricsReport.ofQuery(query)

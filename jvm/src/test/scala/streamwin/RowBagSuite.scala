@@ -1,6 +1,6 @@
 package streamwin
 
-import java.io.{ByteArrayInputStream, File, ObjectInputStream}
+import java.io.{ByteArrayInputStream, File}
 
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Random
@@ -124,7 +124,7 @@ class RowBagSuite extends AnyFunSuite with BeforeAndAfterAll {
       val budget = RowBag.budget
       val rnd = new Random(8)
       def dropped(): Unit = {
-        // As a streaming host does: an engine's bags serialized, then the engine discarded.
+        // As a streaming host does: an engine's bags written, then the engine discarded.
         val bag = new RowBag(types)
         for (i <- 0 until 300) bag.append(genericRow(randomRow(rnd, i)))
         val run = bag.rows
@@ -165,7 +165,7 @@ class RowBagSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(bag.isEmpty && budget.memoryUsed == 0L)
   }
 
-  test("Java serialization round trip keeps the rows, spilled or not") {
+  test("the stored form round trip keeps the rows, spilled or not") {
     for (limit <- Seq(1024L, 64L << 20)) RowBag.withThreadBudget(limit) {
       val rnd = new Random(limit)
       val bag = new RowBag(types)
@@ -276,8 +276,15 @@ object RowBagSuite {
     out.toSeq
   }
 
+  /** The bag written in its stored form and read back into a new bag (rows in memory, spilling past the budget). */
   def roundTrip(bag: RowBag): RowBag = {
-    new ObjectInputStream(new ByteArrayInputStream(JavaBytes.of(bag))).readObject().asInstanceOf[RowBag]
+    val bytes = new java.io.ByteArrayOutputStream
+    val out = new java.io.DataOutputStream(bytes)
+    bag.writeRows(out)
+    out.close()
+    val copy = new RowBag(bag.numFields, bag.types)
+    copy.readRows(new java.io.DataInputStream(new ByteArrayInputStream(bytes.toByteArray)))
+    copy
   }
 
   final case class FuzzResult(spills: Long, files: Seq[String])

@@ -6,11 +6,11 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.JavaBytes
 
-/** The class filter of Java-serialized window state, next to a JVM-wide `jdk.serialFilter`. */
+/** The class filter of a split trigger's Java-serialized state, next to a JVM-wide `jdk.serialFilter`. */
 class StoredClassFilterSuite extends AnyFunSuite {
   private def read(bytes: Array[Byte], jvmFilter: ObjectInputFilter): AnyRef = {
     val in = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes),
-      new StoredClassFilter(Nil, engineClasses = false, jvmFilter))
+      new StoredClassFilter(Nil, jvmFilter))
     try in.readFiltered() finally in.close()
   }
 

@@ -6,7 +6,7 @@ import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, GenericInternalRow, JoinedRow,
-  UnsafeProjection}
+  UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, Count, Max, Sum}
 import org.apache.spark.sql.catalyst.expressions.Literal
 import org.apache.spark.sql.types.{LongType, StringType}
@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine}
-import streamwin.execution.{EngineFeeder, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
+import streamwin.execution.{EngineFeeder, RowStore, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
 import streamwin.families.{SessionWindowSpec, TimeWindowSpec}
 import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
 
@@ -23,7 +23,8 @@ import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
  * partial aggregation per key and slice, see `WindowSpec.streamSlice`) instead of rows. This suite
  * drives both feeds the way the streaming processor does (micro-batches cut at random, rows late
  * by up to 25 s across micro-batches, Spark's watermark with a random delay, the engine kept
- * between micro-batches (fed slices: as its typed state, through the state variable's encoder), timers at its deadline, a closing no-data batch) and requires the same
+ * between micro-batches (fed slices: as the state rows of streamwin's stateful operator, in a store of
+ * UnsafeRows), timers at its deadline, a closing no-data batch) and requires the same
  * windows in the same order, the same late and skipped rows, and the same deadlines. Each slice is
  * split into one to three partial rows, as several map tasks send them.
  */
@@ -124,11 +125,9 @@ class StreamSliceParitySuite extends AnyFunSuite {
         .sortBy(_ => rnd.nextInt()) // as they reach the processor: in no order
     }
 
-    // A slice-fed key's typed state (StoredSliceWindows), per task as the processor makes it.
-    private val typed = mutable.Map[String, InternalRow]()
-    private val storedByWiring = mutable.Map[AnyRef, StoredSliceWindows]()
-    private def stored(wiring: streamwin.execution.EngineWiring): StoredSliceWindows =
-      storedByWiring.getOrElseUpdate(wiring, new StoredSliceWindows(wiring.evaluator.get))
+    // Slice-fed keys' state rows (StoredSliceWindows), in a store of UnsafeRows as Spark's keeps them.
+    private val rowStore = new MapRowStore
+    private val keyRow = UnsafeProjection.create(Seq(k), Seq(k))
 
     def run(batches: Seq[Seq[InternalRow]], delay: Long, seed: Long): Seq[String] = {
       val rnd = new Random(seed)
@@ -140,14 +139,16 @@ class StreamSliceParitySuite extends AnyFunSuite {
         val wiring = blueprint.wire(() => key, render) // a new task
         val rowFeeder = new EngineFeeder(c.spec, input, c.order, c.signal, c.tiesAllowed)
         val sliceFeeder = new SliceFeeder(c.spec, wiring.evaluator.get, sliceOrdinal = 1, inOrder = false)
+        val access = new StoredSliceWindows(Seq(k), wiring.evaluator.get).access()
+        var loaded: access.Loaded = null
 
         def visit(name: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(name)))
           val engine: RowWindowEngine = state.get(name) match {
             case Some((bytes, _)) if !slices => wiring.codec.decode(bytes)
-            case Some(_) =>
+            case _ if slices =>
               val e = wiring.newEngine(); e.startKey()
-              stored(wiring).restore(typed(name), e.asInstanceOf[KeyedWindowOperator])
+              loaded = access.load(rowStore, keyRow(key).copy(), e.asInstanceOf[KeyedWindowOperator])
               e
             case None => val e = wiring.newEngine(); e.startKey(); e
           }
@@ -165,19 +166,16 @@ class StreamSliceParitySuite extends AnyFunSuite {
               .foreach(rowFeeder.feed(engine, _))
           }
           val deadline = engine.nextDeadline
-          if (watermark.exists(engine.forgettable)) { state.remove(name); typed.remove(name) }
+          val forget = watermark.exists(engine.forgettable)
+          if (slices) {
+            // The state rows, written as the operator writes them (the record goes once nothing is open).
+            access.save(rowStore, keyRow(key).copy(), engine.asInstanceOf[KeyedWindowOperator], loaded, deadline, forget)
+          }
+          if (forget) state.remove(name)
           else {
             val timer = Some(deadline).filter(_ != Long.MaxValue)
               .map(d => Math.floorDiv(d, 1000L) + (if (Math.floorMod(d, 1000L) == 0) 0 else 1)).filterNot(expired.contains)
-            if (slices) {
-              // Through the state variable's encoder, as the state store keeps it.
-              val store = stored(wiring)
-              val internal = store.stateEncoder.createSerializer()(store.snapshot(engine.asInstanceOf[KeyedWindowOperator], timer))
-              typed(name) = store.stateEncoder.resolveAndBind().createDeserializer()(internal.copy())
-              state(name) = (Array.emptyByteArray, timer)
-            } else {
-              state(name) = (wiring.codec.encode(engine), timer)
-            }
+            state(name) = (if (slices) Array.emptyByteArray else wiring.codec.encode(engine), timer)
           }
           lines += s"~${b + 1} $name dl=$deadline n=${engine.windowsEmitted - emittedBefore}/${engine.rowsLate - lateBefore}"
           engine.startKey()
@@ -199,4 +197,14 @@ class StreamSliceParitySuite extends AnyFunSuite {
       lines.toSeq
     }
   }
+}
+
+/** A state store of UnsafeRows in a map, keeping copies, as Spark's state store providers do. */
+final class MapRowStore extends RowStore {
+  private val rows = mutable.LinkedHashMap[UnsafeRow, UnsafeRow]()
+  override def get(key: UnsafeRow): UnsafeRow = rows.get(key).orNull
+  override def put(key: UnsafeRow, value: UnsafeRow): Unit = rows(key.copy()) = value.copy()
+  override def remove(key: UnsafeRow): Unit = rows.remove(key)
+  override def foreach(f: (UnsafeRow, UnsafeRow) => Unit): Unit = rows.foreach { case (k, v) => f(k, v) }
+  def size: Int = rows.size
 }

@@ -5,9 +5,9 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.streaming.StreamingQuery
-import org.apache.spark.sql.streamwin.StreamingInternals.{StreamExecution, StreamingQueryWrapper, TransformWithStateExec}
+import org.apache.spark.sql.streamwin.StreamingInternals.{StreamExecution, StreamingQueryWrapper}
 
-import streamwin.execution.{StreamWindowOperator, WindowStatefulProcessor}
+import streamwin.execution.{StatefulWindowExec, StreamWindowOperator}
 
 /**
  * Row accounting of a query after it ran: the sum of each streamwin metric over every streamwin
@@ -25,7 +25,7 @@ object WindowMetricsReport extends AdaptiveSparkPlanHelper {
 
   /**
    * Row accounting of a streaming query: the sums over the micro-batches it ran since it (re)started,
-   * of every streamwin window it hosts in transformWithState (no `peakBufferedRows`).
+   * of every streamwin window it hosts (no `peakBufferedRows`).
    */
   def ofQuery(query: StreamingQuery): java.util.Map[String, java.lang.Long] = {
     val execution = query match {
@@ -35,8 +35,7 @@ object WindowMetricsReport extends AdaptiveSparkPlanHelper {
         s"window metrics are read from a classic (non-Connect) streaming query, got ${other.getClass.getName}")
     }
     sum(execution.toSeq.flatMap(e => collect(e.executedPlan) {
-      case t: TransformWithStateExec if t.statefulProcessor.isInstanceOf[WindowStatefulProcessor] =>
-        t.statefulProcessor.asInstanceOf[WindowStatefulProcessor].metrics
+      case s: StatefulWindowExec => s.streamMetrics
     }))
   }
 

@@ -17,8 +17,8 @@ import streamwin.spec._
  * Project(WindowAggregate), and a Project selecting one becomes Project(WindowAssign). The time,
  * order, signal and key expressions are computed by a Project below, so streamwin's nodes only ever
  * see attributes. Each family's rules for its columns come from its spec ([[WindowSpec.leadingColumn]],
- * [[WindowSpec.signalColumn]]). Windows over a stream get the same nodes; planning hosts them in
- * Spark's transformWithState ([[StreamingWindowHost]]).
+ * [[WindowSpec.signalColumn]]). Windows over a stream get the same nodes; planning hosts them on
+ * Spark's state store ([[StreamingWindowHost]]).
  */
 object WindowResolution {
 
@@ -137,8 +137,8 @@ object WindowResolution {
     if (extra.isEmpty) child else Project(child.output ++ extra, child)
 
   /** A window over a stream is checked now (it is planned per micro-batch) and gets the metrics its micro-batches share. */
-  private def streamMetrics(window: StreamWindow, child: LogicalPlan): Option[StreamWindowMetrics] =
-    if (child.isStreaming) Some(StreamingWindowHost.prepare(window.spec)) else None
+  private def streamMetrics(node: WindowNode): Option[StreamWindowMetrics] =
+    if (node.child.isStreaming) Some(StreamingWindowHost.prepare(node)) else None
 
   def resolveAggregate(a: Aggregate): LogicalPlan = {
     a.groupingExpressions.foreach(rejectNested)
@@ -196,7 +196,7 @@ object WindowResolution {
       }
     }
     // Over a stream, the stream's own check comes after every check of the query itself.
-    Project(results, node.copy()(streamMetrics(window, child)))
+    Project(results, node.copy()(streamMetrics(node)))
   }
 
   def resolveProject(p: Project): LogicalPlan = {
@@ -221,8 +221,7 @@ object WindowResolution {
     // rows back from its (spilling) row bag.
     val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
     val child = withExtraColumns(p.child, extra.toSeq)
-    val tagged = WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(
-      streamMetrics(window, child))
-    Project(projectList, tagged)
+    val tagged = WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(None)
+    Project(projectList, tagged.copy()(streamMetrics(tagged)))
   }
 }

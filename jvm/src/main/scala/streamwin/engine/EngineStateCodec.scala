@@ -14,17 +14,12 @@ import org.apache.spark.sql.types.DataType
  * Only state is written, field by field in a fixed layout ([[StoredEngineFormat]]): no class names,
  * no Java serialization. The engine's wiring (its family, policies, aggregate evaluator and output
  * callbacks) is built again by the decoding task (`newEngine`), which then reads the state into it.
- * Engines stored by earlier streamwin versions as Java-serialized objects are still read, through a
- * filter that admits only the classes such an engine holds ([[JavaEngineState]]).
  *
- * @param wiring    the objects engines point to that are not state, as the Java form referenced them
  * @param newEngine a fresh engine of this task (same blueprint as the one that wrote the state)
  * @param shape     what the bytes' meaning depends on besides the layout: state written for another
  *                  shape (the query's aggregates or input changed) is refused, not misread
  */
-final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngine, shape: StoredStateShape) {
-  private val javaForm = new JavaEngineState(wiring)
-
+final class EngineStateCodec(newEngine: () => RowWindowEngine, shape: StoredStateShape) {
   def encode(engine: RowWindowEngine): Array[Byte] = {
     val bytes = new ByteArrayOutputStream
     val out = new DataOutputStream(bytes)
@@ -33,9 +28,7 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
     bytes.toByteArray
   }
 
-  def decode(bytes: Array[Byte]): RowWindowEngine =
-    if (JavaEngineState.isJavaForm(bytes)) javaForm.decode(bytes, StoredEngineFormat.userPackages(newEngine()))
-    else {
+  def decode(bytes: Array[Byte]): RowWindowEngine = {
       val engine = newEngine().asInstanceOf[KeyedWindowOperator]
       val in = new DataInputStream(new ByteArrayInputStream(bytes))
       try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine), shape.fingerprint)
@@ -52,9 +45,6 @@ final class EngineStateCodec(wiring: Seq[AnyRef], newEngine: () => RowWindowEngi
       } finally in.close()
       engine
     }
-
-  /** The engine state in the form streamwin wrote before [[StoredEngineFormat]] (tests write it to read it back). */
-  private[streamwin] def encodeJava(engine: RowWindowEngine): Array[Byte] = javaForm.encode(engine)
 
 }
 

@@ -134,7 +134,6 @@ object EventTimeFamily {
  * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
  * are output just before a window fires.
  */
-@SerialVersionUID(6459592700821730869L)
 final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
     EventTimeFamily.placeInFixed(spec.windowStartsHolding(time), spec.size, lateness, row, op)
@@ -195,7 +194,6 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
  * it, and the pane fires again whole (`update`); after that the pane is gone and rows for it are
  * late. A row in no pane at all is skipped, not late.
  */
-@SerialVersionUID(-1875451099982250365L)
 final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
     EventTimeFamily.placeInFixed(spec.paneStartsHolding(time), spec.duration, spec.discardAge, row, op)
@@ -214,7 +212,6 @@ final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily
  * rows (by event time), which stay while an open or future window can hold them; each output reads
  * the rows of its range, so its cost grows with the window's row count.
  */
-@SerialVersionUID(-6106662685811664531L)
 final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val ownOpen = !op.reached(time + lateness + 1)
@@ -280,7 +277,6 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
  * own window is not dropped yet; otherwise it is late. A session [first, last + gap) fires when
  * progress reaches its end + lateness. A session keeps its rows (they are aggregated at each output).
  */
-@SerialVersionUID(-2351406824737739974L)
 final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
     join(time, time + spec.gap, row, op, op.contents.kept())(op.enter(_, row))
@@ -355,7 +351,6 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
  * a window; the latest slice is held apart in the key's record, because a cut at or before its first
  * row moves it into the next session (eKuiper keeps rows at the cut time for the next window).
  */
-@SerialVersionUID(7652600329510614256L)
 final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
   // Event-time order is the arrival order; the signal is the dynamic gap. A row without a positive
   // gap is in no session: skipped, and its time moves nothing (as a null slice in batch).
@@ -485,7 +480,6 @@ final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
 }
 
 /** What a key's cut session remembers besides its window: its first row, the next check time, and its latest slice. */
-@SerialVersionUID(-2275489095421886752L)
 final class CutSessionRecord extends ContentsRecord with Serializable {
   var firstTime = 0L
   var nextCheck = Long.MaxValue

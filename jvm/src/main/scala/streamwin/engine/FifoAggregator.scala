@@ -11,16 +11,12 @@ import org.apache.spark.sql.catalyst.InternalRow
  * for every aggregate function, invertible or not, and keeps arrival order for order-sensitive ones
  * (first, last, collect_list) because a merge always puts the older side first.
  */
-@SerialVersionUID(3463715653635363611L)
-final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
+final class FifoAggregator(evaluator: AggregateEvaluator) {
   private var back = new ArrayBuffer[InternalRow]
   private var backAggregate: InternalRow = evaluator.newBuffer()
   // front(i) aggregates the i-th oldest… newest element of the front stack; front.last is the oldest.
   private var front = new ArrayBuffer[InternalRow]
   private val scratch: InternalRow = evaluator.newBuffer()
-  // Stored engines write the elements as packed rows after the fields (writeObject), with `back` and
-  // `front` empty; one written before that (false when read back) holds them as Java objects.
-  private var packedElements = false
 
   def size: Int = front.size + back.size
   def isEmpty: Boolean = size == 0
@@ -58,22 +54,6 @@ final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
     }
   }
 
-  // A stream stores a key's engine every micro-batch: the elements (up to a window's rows, each an
-  // aggregation buffer) are its bulk, so they are written as one packed row each, not as objects.
-  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
-    val (elementsBack, elementsFront) = (back, front)
-    back = new ArrayBuffer[InternalRow]
-    front = new ArrayBuffer[InternalRow]
-    packedElements = true
-    try out.defaultWriteObject() finally {
-      back = elementsBack
-      front = elementsFront
-      packedElements = false
-    }
-    evaluator.writePacked(out, elementsBack)
-    evaluator.writePacked(out, elementsFront)
-  }
-
   /** Writes the elements and the back stack's aggregate packed (the stored form, see [[EngineStateCodec]]). */
   def writeState(out: java.io.DataOutput): Unit = {
     evaluator.writePacked(out, back)
@@ -86,15 +66,6 @@ final class FifoAggregator(evaluator: AggregateEvaluator) extends Serializable {
     back = evaluator.readPacked(in)
     front = evaluator.readPacked(in)
     backAggregate = evaluator.readPacked(in).head
-  }
-
-  private def readObject(in: java.io.ObjectInputStream): Unit = {
-    in.defaultReadObject()
-    if (packedElements) {
-      back = evaluator.readPacked(in)
-      front = evaluator.readPacked(in)
-      packedElements = false
-    }
   }
 
   private def flip(): Unit = {

@@ -31,7 +31,6 @@ import streamwin.spec.WindowPolicies
  * methods may change without breaking checkpoints (fields may only be added). Spark's classes in it
  * pin none and are read by their stored fields ([[EngineStateCodec]]).
  */
-@SerialVersionUID(4768179361919009927L)
 final class KeyedWindowOperator(
     private[engine] val family: WindowFamily,
     val policies: WindowPolicies,

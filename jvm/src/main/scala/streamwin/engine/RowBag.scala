@@ -35,7 +35,6 @@ import org.apache.spark.unsafe.Platform
  *
  * Not thread-safe: a bag, its runs and all bags of one task must be used by one thread at a time.
  */
-@SerialVersionUID(1L)
 final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Serializable {
   import RowBag._
 
@@ -228,17 +227,6 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
       tail = c
       c
     }
-  }
-
-  private def writeObject(out: ObjectOutputStream): Unit = {
-    out.defaultWriteObject() // numFields, types
-    writeRows(out)
-  }
-
-  /** Reads the rows back through the ordinary append path: into memory, spilling only past the budget. */
-  private def readObject(in: ObjectInputStream): Unit = {
-    in.defaultReadObject()
-    readRows(in)
   }
 
   /** Writes the rows: their count, then each one's length and UnsafeRow bytes. */

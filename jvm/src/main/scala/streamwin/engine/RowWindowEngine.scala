@@ -6,7 +6,6 @@ import org.apache.spark.sql.catalyst.InternalRow
  * A per-key state machine over rows in arrival (`order_by`) order. The host resets it per key,
  * feeds every row of the key with a non-null order, and finishes the key at the end of its input.
  */
-@SerialVersionUID(-7793552838422547644L)
 abstract class RowWindowEngine extends Serializable {
   // (Read and restored by the stored form, EngineStateCodec.)
   private[engine] var emitted = 0L

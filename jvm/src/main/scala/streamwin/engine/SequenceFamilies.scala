@@ -30,7 +30,6 @@ trait SequenceFamily extends WindowFamily {
 }
 
 /** Where a count family is in the key's rows. */
-@SerialVersionUID(4213729054562993785L)
 final class CountRecord extends Serializable {
   var rows = 0L
   var oldestRetained = 0L
@@ -38,37 +37,6 @@ final class CountRecord extends Serializable {
   var coveredUntil = 0L
   // Arrival-order value of each retained row: a window's start and end are its first and last.
   var orders = new mutable.ArrayDeque[Any]
-  // Stored engines write order values that are all longs (seq, offsets, timestamps) packed after the
-  // fields, with `orders` empty; one written before that (false when read back) holds them as objects.
-  private var packedOrders = false
-
-  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
-    val all = orders
-    val packed = all.forall(_.isInstanceOf[java.lang.Long])
-    if (packed) {
-      orders = new mutable.ArrayDeque[Any]
-      packedOrders = true
-    }
-    try out.defaultWriteObject() finally {
-      orders = all
-      packedOrders = false
-    }
-    if (packed) {
-      out.writeInt(all.size)
-      all.foreach(o => out.writeLong(o.asInstanceOf[Long]))
-    }
-  }
-
-  private def readObject(in: java.io.ObjectInputStream): Unit = {
-    in.defaultReadObject()
-    if (packedOrders) {
-      val n = in.readInt()
-      orders = new mutable.ArrayDeque[Any](n)
-      var i = 0
-      while (i < n) { orders.append(in.readLong()); i += 1 }
-      packedOrders = false
-    }
-  }
 }
 
 /**
@@ -85,7 +53,6 @@ final class CountRecord extends Serializable {
  * `count_trigger` outputs the rows held as `partial` once they reach N and drops them, so each
  * output's start and end are the first and last order_by value of the rows it holds.
  */
-@SerialVersionUID(-6561843486164992612L)
 final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) extends SequenceFamily {
   override def newRecord(): AnyRef = new CountRecord
 
@@ -172,7 +139,6 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
 }
 
 /** How many rows an overlapping count family has seen. */
-@SerialVersionUID(-5603451091086707706L)
 final class RowCount extends Serializable { var rows = 0L }
 
 /**
@@ -184,7 +150,6 @@ final class RowCount extends Serializable { var rows = 0L }
  * (their start in the state is that row index), are `final` at their size-th row and `partial` at
  * the end of the input.
  */
-@SerialVersionUID(-4457611951676499045L)
 final case class OverlappingCountWindows(spec: CountWindowSpec) extends SequenceFamily {
   override def newRecord(): AnyRef = new RowCount
 
@@ -212,7 +177,6 @@ final case class OverlappingCountWindows(spec: CountWindowSpec) extends Sequence
  * Where a data family is in the key's rows: how many rows the open window holds since it began, and
  * what the family remembers between rows (see [[DataWindowSpec.boundary]]).
  */
-@SerialVersionUID(-4054999702086576160L)
 final class DataRecord(var state: Any) extends Serializable {
   var members = 0
 }
@@ -241,7 +205,6 @@ object DataBoundary {
  * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
  * goes on); each output's start and end are the first and last order_by value of its rows.
  */
-@SerialVersionUID(-6828291867660875862L)
 final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
   override def newRecord(): AnyRef = new DataRecord(spec.initialState)
   override def userClasses: Seq[Class[_]] = spec.userClasses

@@ -55,39 +55,12 @@ object SliceBounds {
  * slices before its start, plus the newest slice when the window holds it: O(1) amortised merges per
  * slice whatever the number of windows sharing it.
  */
-@SerialVersionUID(5041686886604367190L)
-final class KeptSlices(evaluator: AggregateEvaluator) extends Serializable {
+final class KeptSlices(evaluator: AggregateEvaluator) {
   private val fifo = new FifoAggregator(evaluator)
   private var times = new scala.collection.mutable.ArrayDeque[Long]
-  // Stored engines write `times` packed after the fields, with it empty; one written before that
-  // (false when read back) holds them as objects.
-  private var packedTimes = false
   private var newestTime = 0L
   private var newest: InternalRow = null
   private val scratch = evaluator.newBuffer()
-
-  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
-    val all = times
-    times = new scala.collection.mutable.ArrayDeque[Long]
-    packedTimes = true
-    try out.defaultWriteObject() finally {
-      times = all
-      packedTimes = false
-    }
-    out.writeInt(all.size)
-    all.foreach(out.writeLong)
-  }
-
-  private def readObject(in: java.io.ObjectInputStream): Unit = {
-    in.defaultReadObject()
-    if (packedTimes) {
-      val n = in.readInt()
-      times = new scala.collection.mutable.ArrayDeque[Long](n)
-      var i = 0
-      while (i < n) { times.append(in.readLong()); i += 1 }
-      packedTimes = false
-    }
-  }
 
   /** Writes the slices (the stored form, see [[EngineStateCodec]]): the FIFO, its times, the newest slice. */
   def writeState(out: java.io.DataOutput): Unit = {

@@ -6,16 +6,16 @@ import org.apache.spark.sql.types.Decimal
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
- * The stored form of a [[KeyedWindowOperator]]'s state: a magic number and a format version, the
- * fingerprint of the query's [[StoredStateShape]] (from version 2), then its counters, its [[InMemoryWindowState]] (progress, the family's record, open windows, late
+ * The stored form of a [[KeyedWindowOperator]]'s state (windows fed rows, see
+ * [[streamwin.execution.StoredEngines]]): a magic number and a format version, the fingerprint of the
+ * query's [[StoredStateShape]], then its counters, its [[InMemoryWindowState]] (progress, the family's record, open windows, late
  * groups, kept rows and slices), each window with its bounds, flags, first and last order values and
  * contents. Aggregation buffers are written packed ([[AggregateEvaluator.writePacked]]: Spark's
  * UnsafeRow bytes, object buffers in their own serialised form), rows as UnsafeRow bytes, values
  * with a type tag ([[StoredValues]]).
  *
- * Evolution: the layout of a version never changes. A later streamwin writes a new version number and
- * keeps reading every earlier one; a version it cannot read is refused with a message asking for a
- * new checkpoint.
+ * Not a stable form yet (these windows' state moves to a state row per window and kept row); a version
+ * this one cannot read is refused with a message asking for a new checkpoint.
  */
 private[engine] object StoredEngineFormat {
   /** Not the first bytes of a Java serialization stream (0xACED). */
@@ -84,14 +84,12 @@ private[engine] object StoredEngineFormat {
     if (slices != null) slices.writeState(out)
   }
 
-  /** Reads format 1 (no fingerprint: written before format 2, trusted as Spark trusts its own binary state) or 2. */
+  /** Reads format 2 (the one this version writes). */
   def read(op: KeyedWindowOperator, in: DataInputStream, userPackages: Seq[String], fingerprint: Long): Unit = {
     if (in.readShort() != Magic) throw new UnknownForm("not a stored streamwin engine")
     val version = in.readByte()
-    if (version != 1 && version != 2) {
-      throw new UnknownForm(s"stored engine format $version; this version reads 1 and 2")
-    }
-    if (version == 2 && in.readLong() != fingerprint) throw new OtherShape
+    if (version != Version) throw new UnknownForm(s"stored engine format $version; this version reads $Version")
+    if (in.readLong() != fingerprint) throw new OtherShape
     op.emitted = in.readLong()
     op.peak = in.readInt()
     op.unwindowed = in.readLong()
@@ -316,7 +314,7 @@ private[engine] object StoredValues {
       objects.writeObject(v)
       objects.close()
       // Read back now through the filter that will read it: a class it refuses fails this micro-batch, by name.
-      val filter = new StoredClassFilter(userPackages, engineClasses = false)
+      val filter = new StoredClassFilter(userPackages)
       val check = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes.toByteArray), filter)
       try check.readObject() catch {
         case e: InvalidClassException if filter.refused != null => throw new IllegalStateException(
@@ -352,7 +350,7 @@ private[engine] object StoredValues {
 
   private def readUserObject(bytes: Array[Byte], userPackages: Seq[String]): AnyRef = {
     val objects = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes),
-      new StoredClassFilter(userPackages, engineClasses = false))
+      new StoredClassFilter(userPackages))
     try objects.readFiltered() finally objects.close()
   }
 

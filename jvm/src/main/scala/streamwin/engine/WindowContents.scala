@@ -39,7 +39,6 @@ trait WindowContents extends Serializable {
  * groupBy contents of windows that never share rows: one running buffer, updated in place (`initial`:
  * a slice's buffer the window takes over, instead of a fresh one).
  */
-@SerialVersionUID(-1449360005068461517L)
 final class BufferContents(private[engine] val evaluator: AggregateEvaluator, output: WindowOutput,
     initial: InternalRow = null) extends WindowContents {
   private val buffer = if (initial != null) initial else evaluator.newBuffer()
@@ -62,7 +61,6 @@ final class BufferContents(private[engine] val evaluator: AggregateEvaluator, ou
 }
 
 /** groupBy contents of overlapping count windows: they share one FIFO of per-row buffers. */
-@SerialVersionUID(4096124594571195384L)
 final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) extends WindowContents {
   private[engine] val fifo = new FifoAggregator(evaluator)
   override def append(row: InternalRow): Unit = {
@@ -79,7 +77,6 @@ final class FifoContents(evaluator: AggregateEvaluator, output: WindowOutput) ex
  * The member rows themselves (a select tags each with its window; a groupBy over windows that merge
  * aggregates them at each output), kept in a [[RowBag]] that spills to disk.
  */
-@SerialVersionUID(5500696197366036543L)
 final class RowContents(private[engine] val bag: RowBag, output: WindowOutput) extends WindowContents {
   override def append(row: InternalRow): Unit = bag.append(row)
   override def evictOldest(): Unit = bag.dropFirst(1)
@@ -96,7 +93,6 @@ final class RowContents(private[engine] val bag: RowBag, output: WindowOutput) e
  * (an aggregation buffer for a groupBy, the rows for a select), `kept` for one whose rows are read
  * again at each output (sessions, which merge). A named class, so the engine state codec finds it.
  */
-@SerialVersionUID(6522935085920138339L)
 final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: WindowOutput, newBag: () => RowBag)
     extends Serializable {
   def buffered(): WindowContents = evaluator match {

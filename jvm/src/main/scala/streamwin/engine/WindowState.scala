@@ -6,7 +6,6 @@ import org.apache.spark.sql.catalyst.InternalRow
  * One window of a key while it is open, or a late group (the late rows of a window already
  * closed): its bounds, what it holds, and whether it was output.
  */
-@SerialVersionUID(3090428078602056768L)
 final class WindowEntry(var start: Long, var end: Long, val contents: WindowContents) extends Serializable {
   /** Rows held that no count trigger output yet. */
   var held = 0L
@@ -91,7 +90,6 @@ trait ContentsRecord {
 }
 
 /** The batch (and, until streaming state is typed, the stream's) window state: sorted maps in memory, rows in bags. */
-@SerialVersionUID(1932904850257289757L)
 final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]

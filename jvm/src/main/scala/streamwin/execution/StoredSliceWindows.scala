@@ -1,98 +1,190 @@
 package streamwin.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.encoders.ExpressionEncoder
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, JoinedRow, SpecificInternalRow,
+  UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.execution.streaming.state.StateStore
+import org.apache.spark.sql.streamwin.StoreLayout
 import org.apache.spark.sql.types._
 
 import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator, WindowEntry}
 
 /**
- * The typed streaming state of a key whose windows are fed slices (time windows and fixed-gap
- * sessions without policies, see [[streamwin.spec.WindowSpec.streamSlice]]): one value per key in the state variable
- * [[StoredSliceWindows.StateName]], made only of plain columns (no Java serialization), so that
- * `spark.read.format("statestore")` shows it:
+ * A stream's state rows for windows fed slices (time windows and fixed-gap sessions without policies,
+ * see [[streamwin.spec.WindowSpec.streamSlice]]): one row per open window, as Spark keeps one per
+ * (key, session start) and Flink one per (key, window), and a small record per key, in the operator's
+ * state store. All plain columns, so `spark.read.format("statestore")` shows them:
  *
- *  - `progress`: the key's event-time progress (µs; the largest slice start seen, or the watermark);
- *  - `timer`: the processing timer registered at the key's next deadline (ms), if any;
- *  - `windows`: the open windows by start, each with `start` and `end` (µs), `rows` (input rows
- *    aggregated), `fired` (output as `final` already: false without policies) and `changed` (rows
- *    joined since its last output), and `buffer`: the aggregation buffer, one field per buffer slot named `f<function>_<slot>` in the
- *    order of the query's aggregates, then `f<n>_count`, the hidden row count. Object buffers
+ *  - key: the grouping columns and `window_start` (null in the key's record);
+ *  - value `record` (the key's record; null in window rows): `progress` (the key's event-time progress:
+ *    its latest slice, or the watermark), `deadline` (when the watermark must visit the key to close
+ *    its first window; null: never) and `windows` (the starts of its open windows, ascending);
+ *  - value `window` (null in the record): `end`, `rows` (input rows aggregated) and `buffer`: the
+ *    aggregation buffer, one field per buffer slot named `f<function>_<slot>` in the order of the
+ *    query's aggregates, then the family's hidden ones and `f<n>_count`, the row count. Object buffers
  *    (collect_list, percentile_approx) are stored serialised, as Spark's partial aggregation ships them.
  *
+ * A key's visit reads its record and the windows it lists, and writes back the windows its slices
+ * changed, the record, and removals of the windows that closed. (One store, Spark's default one: Spark's
+ * state reader reads only the default store of operators other than its own join.)
+ *
+ * @param keys      the grouping columns (none: one stream)
  * @param evaluator the evaluator of the slices' buffers (the wiring's)
  */
-final class StoredSliceWindows(evaluator: AggregateEvaluator) {
-  private val bufferSchema = StructType(evaluator.functions.zipWithIndex.flatMap { case (f, i) =>
-    f.aggBufferAttributes.map(a => StructField(s"f${i}_${a.name}", a.dataType, nullable = true))
-  })
-  private val windowSchema = StructType(Seq(
-    StructField("start", LongType, nullable = false), StructField("end", LongType, nullable = false),
-    StructField("rows", LongType, nullable = false), StructField("fired", BooleanType, nullable = false),
-    StructField("changed", BooleanType, nullable = false), StructField("buffer", bufferSchema, nullable = false)))
-  val schema: StructType = StructType(Seq(
-    StructField("progress", LongType, nullable = false), StructField("timer", LongType, nullable = true),
-    StructField("windows", ArrayType(windowSchema, containsNull = false), nullable = false)))
-
-  /**
-   * The state variable's encoder. Its objects are InternalRows of [[schema]], the engine's own form: a
-   * stored value is the same row Spark would store for an external Row of the schema, without making one
-   * (an external Row encoder of this nested schema took longer to make, per task, than the key visits).
-   */
-  lazy val stateEncoder: ExpressionEncoder[InternalRow] = RowConverters.internalRowEncoder(schema)
-  private val bufferTypes = bufferSchema.fields.map(_.dataType)
+final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluator) {
+  private val layout = StoredSliceWindows.stores(keys, evaluator.functions).head
+  private val valueSchema = layout.valueSchema
+  private val bufferTypes = evaluator.bufferTypes.toArray
   private val bufferWidth = bufferTypes.length
-  private val windowWidth = windowSchema.length
 
-  /** Puts the stored windows into a started operator; returns the stored timer. */
-  def restore(stored: InternalRow, operator: KeyedWindowOperator): Option[Long] = {
-    val state = operator.state
-    state.progress = stored.getLong(0)
-    val windows = stored.getArray(2)
-    var w = 0
-    while (w < windows.numElements()) {
-      val window = windows.getStruct(w, windowWidth)
-      val values = window.getStruct(5, bufferWidth)
-      val buffer = evaluator.newBuffer()
-      var i = 0
-      while (i < bufferWidth) {
-        buffer.update(i, if (values.isNullAt(i)) null else InternalRow.copyValue(values.get(i, bufferTypes(i))))
-        i += 1
-      }
-      val entry = new WindowEntry(window.getLong(0), window.getLong(1), operator.contents.ofSlice(evaluator.fromSerialized(buffer)))
-      entry.held = window.getLong(2)
-      entry.fired = window.getBoolean(3)
-      entry.changed = window.getBoolean(4)
-      state.putWindow(entry)
-      w += 1
+  /** A task's reader and writer of the rows (projections are not shared between threads). */
+  def access(): Access = new Access
+
+  final class Access {
+    private val rowKey = UnsafeProjection.create(
+      keys.indices.map(i => BoundReference(i, keys(i).dataType, keys(i).nullable)) :+
+        BoundReference(keys.size, TimestampType, nullable = true))
+    private val groupingOf = UnsafeProjection.create(keys.indices.map(i => BoundReference(i, keys(i).dataType, keys(i).nullable)))
+    private val start = new SpecificInternalRow(Seq(TimestampType))
+    private val joined = new JoinedRow
+    private val value = UnsafeProjection.create(valueSchema)
+
+    private def keyOf(key: InternalRow, windowStart: Long): UnsafeRow = {
+      start.setLong(0, windowStart)
+      rowKey(joined(key, start))
     }
-    if (stored.isNullAt(1)) None else Some(stored.getLong(1))
+
+    private def recordKeyOf(key: InternalRow): UnsafeRow = {
+      start.setNullAt(0)
+      rowKey(joined(key, start))
+    }
+
+    /** What a key's visit read: the starts of its stored windows (none for a key without state). */
+    final class Loaded(val stored: Boolean, val starts: Array[Long])
+
+    /** Puts the key's stored windows into the started operator. */
+    def load(store: RowStore, key: UnsafeRow, operator: KeyedWindowOperator): Loaded = {
+      val stored = store.get(recordKeyOf(key))
+      if (stored == null) return new Loaded(false, Array.emptyLongArray)
+      val record = stored.getStruct(0, 3)
+      operator.state.progress = record.getLong(0)
+      val starts = record.getArray(2).toLongArray()
+      var w = 0
+      while (w < starts.length) {
+        val row = store.get(keyOf(key, starts(w)))
+        if (row == null) {
+          throw new IllegalStateException(s"streamwin: the state store lists window ${starts(w)} of a key, but holds no " +
+            "row for it: the checkpoint's state is damaged; start the query with a new checkpoint location")
+        }
+        val window = row.getStruct(1, 3)
+        val values = window.getStruct(2, bufferWidth)
+        val buffer = evaluator.newBuffer()
+        var i = 0
+        while (i < bufferWidth) {
+          buffer.update(i, if (values.isNullAt(i)) null else InternalRow.copyValue(values.get(i, bufferTypes(i))))
+          i += 1
+        }
+        val entry = new WindowEntry(starts(w), window.getLong(0), operator.contents.ofSlice(evaluator.fromSerialized(buffer)))
+        entry.held = window.getLong(1)
+        operator.state.putWindow(entry)
+        w += 1
+      }
+      new Loaded(true, starts)
+    }
+
+    /**
+     * Writes what the visit changed: windows that slices joined, removals of those that closed, and
+     * the record (removed once the key holds nothing, `forget`). Returns (rows written, rows removed).
+     * The operator's buffers are written in place (object buffers serialised), so it is cleared after.
+     */
+    def save(store: RowStore, key: UnsafeRow, operator: KeyedWindowOperator, loaded: Loaded, deadline: Long,
+        forget: Boolean): (Int, Int) = {
+      val state = operator.state
+      if (state.hasLateGroups || state.keptSliceCount > 0 || state.lastClosedStart.isDefined || state.record != null) {
+        throw new IllegalStateException("a stream's slice-fed windows keep only their open windows")
+      }
+      val open = state.windows(Long.MinValue, true, Long.MaxValue, true).toArray
+      var written = 0
+      var removed = 0
+      loaded.starts.foreach { s =>
+        if (state.window(s) == null) { store.remove(keyOf(key, s)); removed += 1 }
+      }
+      open.foreach { w =>
+        if (w.changed || java.util.Arrays.binarySearch(loaded.starts, w.start) < 0) {
+          val buffer = w.contents match {
+            case b: BufferContents => evaluator.toSerialized(b.aggregationBuffer)
+            case other => throw new IllegalStateException(s"a slice-fed window holds a buffer, not ${other.getClass.getSimpleName}")
+          }
+          store.put(keyOf(key, w.start), value(new GenericInternalRow(Array[Any](null,
+            new GenericInternalRow(Array[Any](w.end, w.held, buffer))))))
+          written += 1
+        }
+      }
+      if (forget) {
+        if (loaded.stored) { store.remove(recordKeyOf(key)); removed += 1 }
+      } else {
+        val starts = new GenericArrayData(open.map(w => w.start: Any))
+        store.put(recordKeyOf(key), value(new GenericInternalRow(Array[Any](new GenericInternalRow(Array[Any](
+          state.progress, if (deadline == Long.MaxValue) null else deadline, starts)), null))))
+        written += 1
+      }
+      (written, removed)
+    }
+
+    /** The keys (grouping columns) whose record's deadline is at or before `time` (the store's rows, scanned). */
+    def dueKeys(store: RowStore, time: Long): Iterator[UnsafeRow] = {
+      val due = new scala.collection.mutable.ArrayBuffer[UnsafeRow]
+      store.foreach { (key, value) =>
+        if (!value.isNullAt(0)) {
+          val record = value.getStruct(0, 3)
+          if (!record.isNullAt(1) && record.getLong(1) <= time) due += groupingOf(key).copy()
+        }
+      }
+      due.iterator
+    }
   }
+}
 
-  /**
-   * The operator's windows as a state value. The value shares the operator's live buffers (object buffers
-   * serialised in place), so the operator is not used afterwards and the caller encodes the value at once
-   * (`ValueState.update` does).
-   */
-  def snapshot(operator: KeyedWindowOperator, timer: Option[Long]): InternalRow = {
-    val state = operator.state
-    if (state.hasLateGroups || state.keptSliceCount > 0 || state.lastClosedStart.isDefined || state.record != null) {
-      throw new IllegalStateException("a stream's slice-fed windows keep only their open windows")
-    }
-    val windows = state.windows(Long.MinValue, true, Long.MaxValue, true).map { w =>
-      val buffer = w.contents match {
-        case b: BufferContents => evaluator.toSerialized(b.aggregationBuffer)
-        case other => throw new IllegalStateException(s"a slice-fed window holds a buffer, not ${other.getClass.getSimpleName}")
-      }
-      new GenericInternalRow(Array[Any](w.start, w.end, w.held, w.fired, w.changed, buffer))
-    }.toArray[Any]
-    new GenericInternalRow(Array[Any](state.progress, timer.map(Long.box).orNull, new GenericArrayData(windows)))
+/** What the state rows need of a state store (a store of Spark's, or a test's). */
+trait RowStore {
+  /** The value of `key`, or null; valid until the next call. */
+  def get(key: UnsafeRow): UnsafeRow
+  def put(key: UnsafeRow, value: UnsafeRow): Unit
+  def remove(key: UnsafeRow): Unit
+  /** Every row, as (key, value), each valid only during its call of `f`. */
+  def foreach(f: (UnsafeRow, UnsafeRow) => Unit): Unit
+}
+
+object RowStore {
+  def apply(store: StateStore): RowStore = new RowStore {
+    override def get(key: UnsafeRow): UnsafeRow = store.get(key)
+    override def put(key: UnsafeRow, value: UnsafeRow): Unit = store.put(key, value)
+    override def remove(key: UnsafeRow): Unit = store.remove(key)
+    override def foreach(f: (UnsafeRow, UnsafeRow) => Unit): Unit = store.iterator().foreach(pair => f(pair.key, pair.value))
   }
 }
 
 object StoredSliceWindows {
-  /** The state variable of slice-fed windows (other windows keep their engine in `engine`). */
-  val StateName = "windows"
+  /** The one store's name: Spark's default. */
+  val StoreName: String = "default"
+
+  /** The operator's store, for the slices' buffers of `functions` (the user's, the family's hidden ones, the row count). */
+  def stores(keys: Seq[Attribute], functions: Seq[AggregateFunction]): Seq[StoreLayout] = {
+    val bufferSchema = StructType(functions.zipWithIndex.flatMap { case (f, i) =>
+      f.aggBufferAttributes.map(a => StructField(s"f${i}_${a.name}", a.dataType, nullable = true))
+    })
+    val keySchema = StructType(keys.map(a => StructField(a.name, a.dataType, a.nullable)) :+
+      StructField("window_start", TimestampType, nullable = true))
+    val recordSchema = StructType(Seq(
+      StructField("progress", TimestampType, nullable = false), StructField("deadline", TimestampType, nullable = true),
+      StructField("windows", ArrayType(TimestampType, containsNull = false), nullable = false)))
+    val windowSchema = StructType(Seq(
+      StructField("end", TimestampType, nullable = false), StructField("rows", LongType, nullable = false),
+      StructField("buffer", bufferSchema, nullable = false)))
+    val valueSchema = StructType(Seq(StructField("record", recordSchema, nullable = true),
+      StructField("window", windowSchema, nullable = true)))
+    Seq(StoreLayout(StoreName, keySchema, valueSchema))
+  }
 }

@@ -17,13 +17,14 @@ import streamwin.spec.{GroupByPlan, SelectPlan}
 /**
  * Plans streamwin's logical nodes; the physical operators state the distribution and order they need.
  * Each family says how it runs ([[streamwin.spec.WindowSpec.planGroupBy]], `planSelect`, `replay`);
- * this strategy builds the operators. A window over a stream is hosted by Spark's transformWithState:
- * planned anew for each micro-batch.
+ * this strategy builds the operators. A window over a stream is planned anew for each micro-batch, on
+ * streamwin's own stateful operator ([[StreamingWindowHost]]).
  */
 object StreamWindowStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case node: WindowNode if node.isStreaming =>
-      planLater(StreamingWindowHost.plan(node)) :: Nil
+      val hosted = StreamingWindowHost.plan(node)
+      hosted.operator(planLater(hosted.input)) :: Nil
 
     // Policies of streams only (idle_timeout: processing time) change nothing in a batch: planned without them.
     case agg: WindowAggregate if agg.policies != agg.policies.inBatch => apply(agg.copy(policies = agg.policies.inBatch)(agg.streamMetrics))

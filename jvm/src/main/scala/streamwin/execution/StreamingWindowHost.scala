@@ -1,16 +1,15 @@
 package streamwin.execution
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.SparkContext
-import org.apache.spark.sql.Row
-import org.apache.spark.sql.catalyst.analysis.SimpleAnalyzer
-import org.apache.spark.sql.catalyst.encoders.RowEncoder
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete, Count}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LocalRelation, LogicalPlan, Project,
-  TransformWithState}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, LogicalPlan, Project}
+import org.apache.spark.sql.execution.{ProjectExec, SparkPlan}
+import org.apache.spark.sql.streamwin.PlannedMicroBatch
+import org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
-import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.MetadataBuilder
 
 import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
@@ -18,17 +17,16 @@ import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAgg
 import streamwin.spec.{StreamSlices, StreamwinErrors, WindowPolicies, WindowSpec}
 
 /**
- * Plans a window over a streaming DataFrame: the window node becomes Spark's `transformWithState`
- * with a [[WindowStatefulProcessor]] hosting the same engine as batch, so state lives in Spark's
- * state store, checkpoints and restarts are Spark's, and output modes follow Spark's rules. The
- * processor emits only closed windows (`final`, count-trigger `partial`, `late`) in append mode,
- * and under emit="update" also `update` rows (the operator then runs in update mode).
+ * Plans a window over a streaming DataFrame on streamwin's own stateful operator ([[StatefulWindowExec]]),
+ * on Spark's state store, hosting the same engine as batch, so checkpoints and restarts are Spark's.
+ * Windows fed slices keep one state row per open window; the others, each key's engine.
  *
  * The analyzer leaves the window node as it is over batch data, after [[prepare]] checked the
  * stream and made its metrics; the planner ([[StreamWindowStrategy]]) calls [[plan]] for every
  * micro-batch.
  */
 object StreamingWindowHost {
+  /** Spark's RocksDB state store provider (`sw.configure` selects it for its memory profile). */
   val RocksDbProvider = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
   /** The rows a window node replays per key, and how. */
@@ -59,23 +57,22 @@ object StreamingWindowHost {
     }
   }
 
-  /**
-   * What a window over a stream needs when the query is defined: the checks that cannot wait for
-   * the query to start, and the metrics every micro-batch of its run adds to.
-   */
-  def prepare(spec: WindowSpec): StreamWindowMetrics = {
-    requireRocksDb(spec.function)
-    preAggregates(spec.function)
-    new StreamWindowMetrics(WindowMetrics.create(SparkContext.getOrCreate()))
+  /** What a window over a stream needs when the query is defined: the metrics every micro-batch of its run adds to. */
+  def prepare(node: WindowNode): StreamWindowMetrics = new StreamWindowMetrics(WindowMetrics.create(SparkContext.getOrCreate()))
+
+  /** Windows fed slices: time windows and plain sessions without policies, in a groupBy. */
+  private def fedSlices(node: WindowNode): Option[StreamSlices] = node match {
+    case agg: WindowAggregate if !agg.spec.followsProcessingTime => agg.spec.streamSlice(agg.policies, agg.columns)
+    case _ => None
   }
 
-  /**
-   * `node` (a WindowAggregate or WindowAssign over a streaming child, analysed and optimised) as a
-   * transformWithState plan with the same output, ready for the planner.
-   */
-  def plan(node: WindowNode): LogicalPlan = {
+  /** A window over a stream as planned for the micro-batch: what its operator reads (a logical plan, for the planner), and the operator. */
+  final case class Hosted(input: LogicalPlan, operator: SparkPlan => SparkPlan)
+
+  /** `node` (a WindowAggregate or WindowAssign over a streaming child, analysed and optimised), on streamwin's operator. */
+  def plan(node: WindowNode): Hosted = {
     val r = replayOf(node)
-    val metrics = node.streamMetrics.getOrElse(prepare(r.spec))
+    val metrics = node.streamMetrics.getOrElse(prepare(node))
     // sw.timer without ingest_time: rows arrive at the micro-batch's time (current_timestamp(),
     // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
     // column, that column is the clock, as the event time of the other families.
@@ -84,15 +81,11 @@ object StreamingWindowHost {
       if (r.spec.followsProcessingTime) StreamClock.ProcessingTime
       else if (r.eventTime && hasWatermark) StreamClock.Watermark
       else StreamClock.Rows
-    // Spark's timers follow one time mode: idle_timeout's are processing-time timers (the processor
-    // then reads the watermark at each visit instead of being woken by it).
-    val timeMode =
-      if (clock == StreamClock.ProcessingTime || r.policies.idleTimeout > 0) TimeMode.ProcessingTime()
-      else if (clock == StreamClock.Watermark) TimeMode.EventTime()
-      else TimeMode.None()
-    if (timeMode == TimeMode.ProcessingTime() && runsToItsEnd()) {
+    val microBatch = PlannedMicroBatch.current()
+    // In processing time (and under idle_timeout) a micro-batch runs at every trigger, with or without rows.
+    if ((clock == StreamClock.ProcessingTime || r.policies.idleTimeout > 0) && microBatch.exists(_.runsToItsEnd)) {
       throw StreamwinErrors.misuse(r.spec.function, (if (r.policies.idleTimeout > 0) "idle_timeout runs" else
-        "windows of processing time run") + " the query in Spark's processing-time mode, which starts a micro-batch " +
+        "windows of processing time run") + " the query in processing time, which starts a micro-batch " +
         "at every trigger, with or without new rows, so a query with trigger(availableNow=True) or trigger(once=True) " +
         "would never end. Run it with a processing-time trigger (the default, or trigger(processingTime=...))")
     }
@@ -104,93 +97,76 @@ object StreamingWindowHost {
       explicitMetadata = Some(new MetadataBuilder().withMetadata(a.metadata).remove(EventTimeWatermark.delayKey).build())))
     val remap = AttributeMap(marked.zip(unmarked.map(_.toAttribute)))
     def rebind[E <: Expression](e: E): E = e.transform { case a: Attribute if remap.contains(a) => remap(a) }.asInstanceOf[E]
-    // transformWithState needs a grouping key: a window over the whole stream gets a constant one.
-    val wholeStream = if (r.streamKeys.isEmpty) Some(Alias(Literal(0), "_sw_stream")()) else None
-    val input = Project(r.child.output.map(a => if (remap.contains(a)) unmarked(marked.indexOf(a)) else a) ++ wholeStream,
-      r.child)
-    val outputAttrs = (if (r.aggregates.isDefined) r.outputKeys.map(rebind) else input.output) ++ r.windowOutput
+    val input = Project(r.child.output.map(a => if (remap.contains(a)) unmarked(marked.indexOf(a)) else a), r.child)
     val aggregates = r.aggregates.map { case (functions, filters) => (functions.map(rebind), filters.map(_.map(rebind))) }
-    val grouping = r.streamKeys.map(rebind) ++ wholeStream.map(_.toAttribute)
-    val slice = node match {
-      case agg: WindowAggregate if clock != StreamClock.ProcessingTime && preAggregates(r.spec.function) =>
-        agg.spec.streamSlice(agg.policies, agg.columns)
-      case _ => None
-    }
-    // Time windows and sessions without policies: each micro-batch's rows are pre-aggregated per (key, slice)
-    // before the shuffle, as in batch, and the operator is fed slices; else it is fed every row.
-    val (fed, blueprint) = (slice, aggregates) match {
+    val keys = r.streamKeys.map(rebind)
+
+    val (fed, feed, blueprint) = (fedSlices(node), aggregates) match {
       case (Some(StreamSlices(start, hidden)), Some((functions, filters))) =>
-        // The family's hidden aggregates, then how many rows each slice holds.
+        // Each micro-batch's rows are pre-aggregated per (key, slice) before the shuffle, as in batch:
+        // the family's hidden aggregates, then how many rows each slice holds.
         val withCount = functions ++ hidden.map(rebind) :+ Count(Literal(1))
-        val partial = SlicePartialAggregate(grouping :+ Alias(rebind(start), "_sw_slice")(),
+        val slices = SlicePartialAggregate(keys :+ Alias(rebind(start), "_sw_slice")(),
           withCount.zip(filters ++ withCount.drop(filters.size).map(_ => None)).map { case (f, filter) =>
             AggregateExpression(f, Complete, isDistinct = false, filter)
           },
           input)
-        (partial, WindowEngineBlueprint(r.spec, r.policies, partial.output, outputAttrs,
-          Some((withCount, withCount.map(_ => None))), slices = true))
-      case _ => (input, WindowEngineBlueprint(r.spec, r.policies, input.output, outputAttrs, aggregates))
+        (slices, WindowFeed.Slices(keys.size), WindowEngineBlueprint(r.spec, r.policies, slices.output,
+          keys ++ r.windowOutput, Some((withCount, withCount.map(_ => None))), slices = true))
+      case _ =>
+        val outputAttrs = (if (aggregates.isDefined) r.outputKeys.map(rebind) else input.output) ++ r.windowOutput
+        (input, WindowFeed.Rows(rebind(r.order), r.signal.map(rebind), r.tiesAllowed),
+          WindowEngineBlueprint(r.spec, r.policies, input.output, outputAttrs, aggregates))
     }
-    val inputAttrs = fed.output
-    val processor = new WindowStatefulProcessor(blueprint, r.outputKeys.map(rebind), rebind(r.order), r.signal.map(rebind),
-      r.tiesAllowed, clock, metrics.metrics, sliceOrdinal = if (blueprint.slices) Some(grouping.size) else None)
-    def rows(attrs: Seq[Attribute]) = RowEncoder.encoderFor(DataTypeUtils.fromAttributes(attrs), lenient = true)
-    // The analyzer resolves transformWithState's deserializers of keys and rows; made at planning, the
-    // node is resolved here, over a stand-in with the input's columns that then gives way to the input.
-    val standIn = LocalRelation(inputAttrs, isStreaming = true)
-    val hosted = SimpleAnalyzer.execute(TransformWithState[Row, Row, Row](grouping, inputAttrs, processor, timeMode,
-      if (r.policies.outputsUpdates) OutputMode.Update() else OutputMode.Append(), standIn)(
-      rows(grouping), rows(inputAttrs), rows(outputAttrs))).transformUp {
-      case t: TransformWithState => t.withNewChildren(fed +: t.children.tail)
+    val stateInfo = microBatch.map(_.nextStateInfo())
+    for (b <- microBatch; info <- stateInfo) {
+      refuseAvroState(r.spec.function)
+      refuseRetiredState(b, info, r.spec.function)
     }
-    // The node's own output attributes (ids included) come back on top, so the plan above resolves.
-    val byId = outputAttrs.zip(hosted.output).map { case (a, h) => a.exprId -> h }.toMap
-    Project(node.output.map { a =>
-      Alias(byId(remap.get(a).map(_.exprId).getOrElse(a.exprId)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
-    }, hosted)
+    Hosted(fed, planned => {
+      val exec = StatefulWindowExec(blueprint, keys, feed, clock, metrics.metrics, stateInfo, microBatch, planned)
+      // The node's own output attributes (ids included) come back on top, so the plan above resolves.
+      val byId = blueprint.output.map(_.exprId).zip(exec.output).toMap
+      ProjectExec(node.output.map { a =>
+        Alias(byId(remap.get(a).map(_.exprId).getOrElse(a.exprId)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
+      }, exec)
+    })
+  }
+
+  private val StateEncodingKey = "spark.sql.streaming.stateStore.encodingFormat"
+
+  /**
+   * The state rows are in Spark's UnsafeRow encoding, as those of Spark's own streaming aggregations,
+   * which have no Avro form either (on Spark 4.0-4.3 only transformWithState has): refused up front
+   * rather than by the state store's assertion in a task. The conf of a restarted query is the one
+   * its checkpoint recorded.
+   */
+  private def refuseAvroState(function: String): Unit = {
+    val encoding = SQLConf.get.getConfString(StateEncodingKey, "unsaferow")
+    if (!encoding.equalsIgnoreCase("unsaferow")) {
+      throw StreamwinErrors.misuse(function, s"the state store encoding of this stream is `$encoding` " +
+        s"($StateEncodingKey, set in the session or recorded in the query's checkpoint): streamwin's windows keep " +
+        "their state in Spark's UnsafeRow encoding, as Spark's own streaming aggregations do. Set it to `unsaferow` " +
+        "(Spark's default) and start the query with a new checkpoint location")
+    }
   }
 
   /**
-   * True when the streaming query being planned (its micro-batches are planned on its own thread) runs
-   * only until its input is read: trigger availableNow or once. Best effort, through Spark's internal
-   * query classes; false when they cannot tell (a query started from a session that is not the default).
+   * A checkpoint this operator restarts from must hold its own state stores. One written by
+   * streamwin's first host (Spark's transformWithState, never released as stable) is refused at once,
+   * with what to do, rather than by Spark's generic operator mismatch.
    */
-  private def runsToItsEnd(): Boolean = try {
-    val id = SparkContext.getOrCreate().getLocalProperty("sql.streaming.queryId")
-    // A micro-batch runs in a clone of the session that started the query, whose query manager is its own.
-    val sessions = (org.apache.spark.sql.SparkSession.getDefaultSession ++
-      org.apache.spark.sql.SparkSession.getActiveSession).toSeq
-    val query: AnyRef = if (id == null) null else sessions.map(_.streams.get(id)).find(_ != null).orNull
-    if (query == null) false else {
-      val execution = query.getClass.getMethod("streamingQuery").invoke(query)
-      val trigger = execution.getClass.getMethod("trigger").invoke(execution)
-      Set("AvailableNowTrigger", "OneTimeTrigger").contains(trigger.getClass.getSimpleName.stripSuffix("$"))
+  private def refuseRetiredState(batch: PlannedMicroBatch, info: StatefulOperatorStateInfo, function: String): Unit =
+    if (batch.firstOfRun && batch.batchId > 0) {
+      val operator = new Path(info.checkpointLocation, info.operatorId.toString)
+      val fs = operator.getFileSystem(SparkSession.active.sessionState.newHadoopConf())
+      if (fs.exists(new Path(operator, "_metadata/v2"))) {
+        throw StreamwinErrors.misuse(function, s"the checkpoint ${new Path(info.checkpointLocation).getParent} holds " +
+          s"this window's state (operator ${info.operatorId}) in the form streamwin's first streaming host wrote it " +
+          "(Spark's transformWithState, state variables `windows` and `engine`), which this streamwin no longer reads: " +
+          s"windows now keep their state in streamwin's own stateful operator (`${StatefulWindowExec.ShortName}`). " +
+          "Start the query with a new checkpoint location, and replay the input from where its open windows began " +
+          "(from the start, to get the batch's result)")
+      }
     }
-  } catch { case scala.util.control.NonFatal(_) => false }
-
-  /**
-   * Session setting: "false" feeds the windows that slice row by row, as streamwin did before they
-   * were pre-aggregated per micro-batch, so that a checkpoint written then continues (its state is
-   * each key's engine, not typed windows). Read when the query is defined and at every micro-batch.
-   */
-  val PreAggregateConf = "spark.streamwin.streaming.preAggregate"
-
-  private def preAggregates(function: String): Boolean =
-    SQLConf.get.getConfString(PreAggregateConf, "true").trim.toLowerCase(java.util.Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case other => throw StreamwinErrors.misuse(function, s"the session setting $PreAggregateConf must be true or " +
-        s"false, not '$other'")
-    }
-
-  private def requireRocksDb(function: String): Unit = {
-    val provider = SQLConf.get.getConfString("spark.sql.streaming.stateStore.providerClass", "")
-    if (provider != RocksDbProvider) {
-      throw StreamwinErrors.misuse(function,
-        "windows on a streaming DataFrame keep their state in Spark's state store through transformWithState, " +
-          s"which needs the RocksDB state store provider (this session uses ${if (provider.isEmpty) "the default" else provider}). " +
-          "Build the session with streamwin.configure(SparkSession.builder) in Python, or set " +
-          s"spark.sql.streaming.stateStore.providerClass=$RocksDbProvider")
-    }
-  }
 }

@@ -31,6 +31,26 @@ final case class WindowEngineBlueprint(
     slices: Boolean = false) {
 
   /**
+   * The blueprint with expression ids numbered in order of appearance (and the operator's `extra`):
+   * equal for the same operator planned again in another micro-batch, where Spark gives the same
+   * columns new ids, so tasks of every micro-batch can share what they build ([[TaskKits]]).
+   */
+  def canonical(extra: Any*): AnyRef = {
+    val ids = scala.collection.mutable.LinkedHashMap.empty[ExprId, ExprId]
+    def numbered(e: Expression): Expression = e.transform {
+      case a: AttributeReference => a.withExprId(ids.getOrElseUpdate(a.exprId, ExprId(ids.size))).withQualifier(Nil)
+    }
+    def numberedAll(extras: Seq[Any]): Seq[Any] = extras.map {
+      case e: Expression => numbered(e)
+      case es: Seq[_] => numberedAll(es)
+      case other => other
+    }
+    (spec, policies, input.map(numbered), output.map(numbered),
+      aggregates.map { case (functions, filters) => (functions.map(numbered), filters.map(_.map(numbered))) }, slices,
+      numberedAll(extra))
+  }
+
+  /**
    * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
    * wiring is built once per task; engines come from it fresh, or decoded from a state store.
    */
@@ -56,18 +76,14 @@ final case class WindowEngineBlueprint(
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
     EngineWiring(spec.replayEngine(policies, contents, evaluator), evaluator,
-      Seq(evaluator, Some(windowOutput), Some(contents), Some(bags)).flatten,
       new StoredStateShape(spec.function, evaluator.map(_.bufferTypes), input.map(_.dataType)))
   }
 }
 
-/**
- * A task's engine factory and the objects its engines point to that are not state (see
- * [[EngineStateCodec]]). Callbacks are named classes, not lambdas, so the codec can recognise them.
- */
+/** A task's engine factory, its evaluator, and the codec of engines stored in a stream ([[EngineStateCodec]]). */
 final case class EngineWiring(newEngine: () => RowWindowEngine, evaluator: Option[AggregateEvaluator],
-    objects: Seq[AnyRef], shape: StoredStateShape) {
-  lazy val codec: EngineStateCodec = new EngineStateCodec(objects, newEngine, shape)
+    shape: StoredStateShape) {
+  lazy val codec: EngineStateCodec = new EngineStateCodec(newEngine, shape)
 }
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */
@@ -91,7 +107,6 @@ final class TaggedOutput(writer: WindowRowWriter, out: OutputSink) extends Windo
 }
 
 /** New, empty bags of the input's rows. */
-@SerialVersionUID(-7030091004616447092L)
 final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializable {
   override def apply(): RowBag = new RowBag(types)
 }

@@ -19,9 +19,6 @@ import streamwin.spec._
  * @param processingTime the windows follow the query's processing time (`sw_timer` without an
  *                       ingest_time column): on a stream, the clock that closes them is Spark's
  */
-// Pinned to the UID the class had before `processingTime` existed: streaming checkpoints hold the spec
-// (Java-serialized engine state) and must still restore; an old spec reads back with processingTime = false.
-@SerialVersionUID(-1230919987242088045L)
 final case class TimeWindowSpec(function: String, size: Long, step: Long, offset: Long, processingTime: Boolean = false)
     extends EventTimeWindowSpec with FixedTimeWindows {
   require(size > 0 && step > 0, "size and step must be positive")

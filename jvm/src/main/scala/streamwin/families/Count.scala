@@ -15,7 +15,6 @@ import streamwin.spec._
  * Replayed through [[CountWindows]], which share the retained rows, or, when overlapping windows
  * are output while they fill (emit_update, count_trigger), [[OverlappingCountWindows]].
  */
-@SerialVersionUID(7506678334228820425L)
 final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = false) extends SequenceWindowSpec {
   require(size > 0 && step > 0 && step <= size, "0 < step <= size")
   override def function: String = Count.sql.name

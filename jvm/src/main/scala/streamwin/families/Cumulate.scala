@@ -21,7 +21,6 @@ import streamwin.spec._
  * [[CumulativeWindows]] keeps once per key and outputs each window from (so the cost stays flat as
  * size / step grows); policies and the select form replay rows through the same family.
  */
-@SerialVersionUID(1L)
 final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extends EventTimeWindowSpec {
   require(size > 0 && step > 0 && size % step == 0, "0 < step, size a multiple of step")
   override def function: String = Cumulate.sql.name
@@ -59,7 +58,6 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
  * a period share their start, so the window state keys each by end - size (distinct across periods,
  * and in firing order); outputs report the period's start.
  */
-@SerialVersionUID(-8531356105826505959L)
 final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     EventTimeFamily.placeInKeyed(spec.endsHolding(time).map(end => (end - spec.size, end)), lateness, row, op)

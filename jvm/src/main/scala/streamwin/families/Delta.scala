@@ -13,7 +13,6 @@ import streamwin.spec.{DataWindowSpec, InputColumn}
  * Values are compared as doubles; timestamps in seconds. The key's [[DataRecord.state]] is the
  * open window's oldest value.
  */
-@SerialVersionUID(3241009931115639606L)
 final case class DeltaWindowSpec(threshold: Double) extends DataWindowSpec {
   require(threshold >= 0, "threshold >= 0")
   override def function: String = Delta.sql.name

@@ -16,7 +16,6 @@ import streamwin.spec._
  * Planning: always replayed through [[IntervalPanes]], in the order of the `order_by` column (the
  * spec's signal), or in event-time order.
  */
-@SerialVersionUID(-1116261797982886946L)
 final case class IntervalWindowSpec(duration: Long, period: Long, discardAge: Long, offset: Long, arrivalOrder: Boolean)
     extends EventTimeWindowSpec {
   require(duration > 0 && period > 0 && discardAge >= 0, "duration > 0, period > 0, discard_age >= 0")

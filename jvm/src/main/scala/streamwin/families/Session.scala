@@ -26,7 +26,6 @@ import streamwin.spec._
  * which replay rows under policies and in a select; the others are [[CutSessions]], which take no
  * policies and replay rows in event-time order (the gap as signal) in a select and in streams.
  */
-@SerialVersionUID(-4775134978169674607L)
 final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: Option[Long]) extends EventTimeWindowSpec {
   require(dynamicGap || gap > 0, "gap must be positive")
   require(maxDuration.forall(d => !dynamicGap && d >= gap), "max_duration needs a fixed gap and must be >= gap")
@@ -96,7 +95,6 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
 }
 
 /** A slice of one timestamp reaching to its time + its largest gap. */
-@SerialVersionUID(-3522217734632465855L)
 private final case class DynamicGapBounds(gapSlot: Int) extends SliceBounds {
   override def fill(s: Slice): Unit = {
     s.first = s.time
@@ -106,7 +104,6 @@ private final case class DynamicGapBounds(gapSlot: Int) extends SliceBounds {
 }
 
 /** A bucket from its earliest to its latest row, reaching a gap past the latest. */
-@SerialVersionUID(3422126843196117314L)
 private final case class FixedGapBounds(minSlot: Int, maxSlot: Int, gap: Long) extends SliceBounds {
   override def fill(s: Slice): Unit = {
     s.first = s.buffer.getLong(minSlot)

@@ -15,7 +15,6 @@ import streamwin.spec._
  * feeds the slices to [[SlidingWindows]] (the key's slices in window-long blocks, see
  * [[streamwin.engine.TimestampSlices]]); policies and the select form replay rows through the same family.
  */
-@SerialVersionUID(6951449584940748472L)
 final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
   require(size > 0, "size must be positive")
   override def function: String = Sliding.sql.name

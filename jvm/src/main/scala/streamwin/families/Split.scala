@@ -21,7 +21,6 @@ case object SplitWindowSpec extends DataWindowSpec {
  * function decides, row by row, where a new window starts; it reads the trigger's input columns as
  * a Row, and its state is the key's [[DataRecord.state]]. Compared by identity of the trigger.
  */
-@SerialVersionUID(2911593202687400188L)
 final case class TriggerSplitWindowSpec(trigger: streamwin.api.SplitTrigger[Any]) extends DataWindowSpec {
   override def function: String = Split.sql.name
   override def toString: String = s"TriggerSplitWindowSpec(${trigger.getClass.getName})"

@@ -19,7 +19,6 @@ package streamwin.spec
  *                       that held rows that long with nothing output outputs them as `partial` and
  *                       flushes them (0: never). A batch has no processing time: it changes nothing there.
  */
-@SerialVersionUID(-402277270535882542L)
 final case class WindowPolicies(
     arrivalOrder: Boolean = false,
     lateness: Long = 0L,
