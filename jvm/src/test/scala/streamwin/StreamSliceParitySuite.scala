@@ -56,17 +56,41 @@ class StreamSliceParitySuite extends AnyFunSuite {
         val cuts = (Seq(0, rows.size) ++ rnd.shuffle((1 until rows.size).toList).take(chunks - 1)).sorted
         val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq
         val delay = Seq(0L, 2 * S, 5 * S, 12 * S)(rnd.nextInt(4))
+        // A restarted run knows no bound on its keys' progress until a micro-batch scanned them all.
+        val boundFrom = rnd.nextInt(3)
         val byRows = new Stream(c, slices = false).run(batches, delay, rnd.nextLong())
-        val bySlices = new Stream(c, slices = true).run(batches, delay, rnd.nextLong())
-        withClue(s"seed $seed, ${batches.size} micro-batches, watermark delay ${delay / S} s: ") {
+        val sliced = new Stream(c, slices = true)
+        val bySlices = sliced.run(batches, delay, rnd.nextLong(), boundFrom)
+        withClue(s"seed $seed, ${batches.size} micro-batches, watermark delay ${delay / S} s, bound from ${boundFrom}: ") {
           assert(bySlices.mkString("\n") == byRows.mkString("\n"))
         }
-        byRows
+        (byRows, sliced.settledRows)
       }
       // The cases are not vacuous: windows close and rows are late.
-      assert(outputs.exists(_.exists(_.contains(" final "))))
-      assert(outputs.exists(_.exists(l => l.startsWith("~") && !l.endsWith("/0"))), "some rows are late")
+      assert(outputs.exists(_._1.exists(_.contains(" final "))))
+      assert(outputs.exists(_._1.exists(l => l.startsWith("~") && !l.endsWith("/0"))), "some rows are late")
+      // Sessions: rows beyond every key's progress went in gap-long slices.
+      if (spec.isInstanceOf[SessionWindowSpec]) assert(outputs.map(_._2).sum > 0)
     }
+  }
+
+  test("sessions: a gap-long bucket holding a late row and a timely one is sliced per timestamp, not merged") {
+    // Key a's session [105 s, 115 s) makes its progress 105 s; the watermark is only 85 s. Of a@91 and a@97
+    // (one bucket, [90 s, 100 s)), 91 reaches 101 s, before the session: late; 97 joins it.
+    val spec = SessionWindowSpec(10 * S, dynamicGap = false, None)
+    val c = Case("slices", "straddling bucket", spec, WindowPolicies.Default, select = false, ts, Some(ts),
+      tiesAllowed = true, eventTime = true, (1, 1), seqTies = false, flagOneIn = 5)
+    def row(id: Long, key: String, seconds: Long, value: Long): InternalRow = new GenericInternalRow(Array[Any](
+      id, UTF8String.fromString(key), id, seconds * S, value, false, 0.0, null))
+    // Key b moves the watermark past a's session.
+    val batches = Seq(Seq(row(0, "a", 105, 1)), Seq(row(1, "a", 91, 10), row(2, "a", 97, 100)), Seq(row(3, "b", 200, 1000)))
+    val byRows = new Stream(c, slices = false).run(batches, 20 * S, 1L)
+    assert(byRows.exists(_.startsWith("a 97.0..115.0 final 101 ")), byRows.mkString("\n"))
+    assert(byRows.contains("~2 a dl=115000000 n=0/1"), byRows.mkString("\n"))
+    // The bound is the key's progress (105 s), not the watermark: both rows stay per timestamp.
+    val sliced = new Stream(c, slices = true)
+    assert(sliced.run(batches, 20 * S, 1L, boundFrom = 0).mkString("\n") == byRows.mkString("\n"))
+    assert(sliced.settledRows == 1) // a@105, in bucket [100 s, 110 s) (b@200 starts its bucket)
   }
 
   test("a stream's slices are its family's: none under policies, processing time, max_duration or a dynamic gap") {
@@ -99,7 +123,10 @@ class StreamSliceParitySuite extends AnyFunSuite {
       if (slices) WindowEngineBlueprint(c.spec, c.policies, partialAttrs, output, Some((withCount, withCount.map(_ => None))),
         slices = true)
       else WindowEngineBlueprint(c.spec, c.policies, input, output, Some((functions, functions.map(_ => None))))
-    private val sliceOf = UnsafeProjection.create(Seq(slicing.slice), input)
+    private var sliceOf = UnsafeProjection.create(Seq(slicing.slice), input)
+    private val fineSliceOf = UnsafeProjection.create(Seq(slicing.slice), input)
+    /** Rows that went into a settled slice (a coarser one than their fine slice). */
+    var settledRows = 0L
     private val toUnsafe = UnsafeProjection.create(input.map(_.dataType).toArray)
     private val partialRow = UnsafeProjection.create(partialAttrs.map(_.dataType).toArray)
     private var accepted, rejected, nullOrders = 0L
@@ -114,7 +141,14 @@ class StreamSliceParitySuite extends AnyFunSuite {
     /** The partial rows map tasks would send for one key's rows of a micro-batch (a slice split among 1-3 tasks). */
     private def partials(rowsOfKey: Seq[InternalRow], rnd: Random): Seq[InternalRow] = {
       val evaluator = new AggregateEvaluator(withCount, withCount.map(_ => None), input)
-      rowsOfKey.groupBy(r => { val s = sliceOf(r); if (s.isNullAt(0)) None else Some(s.getLong(0)) }).toSeq
+      rowsOfKey.groupBy { r =>
+        val s = sliceOf(r)
+        if (s.isNullAt(0)) None
+        else {
+          if (s.getLong(0) != fineSliceOf(r).getLong(0)) settledRows += 1
+          Some(s.getLong(0))
+        }
+      }.toSeq
         .flatMap { case (start, rs) =>
           rs.groupBy(_ => rnd.nextInt(1 + rnd.nextInt(3))).values.map { part =>
             val buffer = evaluator.newBuffer()
@@ -129,8 +163,13 @@ class StreamSliceParitySuite extends AnyFunSuite {
     private val rowStore = new MapRowStore
     private val keyRow = UnsafeProjection.create(Seq(k), Seq(k))
 
-    def run(batches: Seq[Seq[InternalRow]], delay: Long, seed: Long): Seq[String] = {
+    /**
+     * @param boundFrom the first micro-batch whose slices know a bound on the keys' progress (the latest
+     *                  any record was written with, or the watermark), as the operator's scans give it
+     */
+    def run(batches: Seq[Seq[InternalRow]], delay: Long, seed: Long, boundFrom: Int = Int.MaxValue): Seq[String] = {
       val rnd = new Random(seed)
+      var latestProgress = Long.MinValue
       val state = mutable.TreeMap[String, (Array[Byte], Option[Long])]()
       var maxSeen: Option[Long] = None
       val tsOrdinal = input.indexOf(ts)
@@ -141,16 +180,17 @@ class StreamSliceParitySuite extends AnyFunSuite {
         val sliceFeeder = new SliceFeeder(c.spec, wiring.evaluator.get, sliceOrdinal = 1, inOrder = false)
         val access = new StoredSliceWindows(Seq(k), wiring.evaluator.get).access()
         var loaded: access.Loaded = null
+        val bound = Some(math.max(latestProgress, watermark.getOrElse(Long.MinValue))).filter(_ => b >= boundFrom)
+        sliceOf = UnsafeProjection.create(Seq(slicing.start(bound)), input)
 
         def visit(name: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(name)))
-          val engine: RowWindowEngine = state.get(name) match {
-            case Some((bytes, _)) if !slices => wiring.codec.decode(bytes)
-            case _ if slices =>
+          val engine: RowWindowEngine = state.get(name).filter(_ => !slices) match {
+            case Some((bytes, _)) => wiring.codec.decode(bytes)
+            case None =>
               val e = wiring.newEngine(); e.startKey()
-              loaded = access.load(rowStore, keyRow(key).copy(), e.asInstanceOf[KeyedWindowOperator])
+              if (slices) loaded = access.load(rowStore, keyRow(key).copy(), e.asInstanceOf[KeyedWindowOperator])
               e
-            case None => val e = wiring.newEngine(); e.startKey(); e
           }
           // The counters of this call (typed state does not keep them: the processor adds each call's to the metrics).
           val (emittedBefore, lateBefore) = (engine.windowsEmitted, engine.rowsLate)
@@ -185,6 +225,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
         watermark.foreach { w =>
           for ((name, (_, Some(ms))) <- state.toSeq if ms * 1000L <= w) visit(name, Nil, Some(ms))
         }
+        latestProgress = math.max(latestProgress, access.latestProgress)
         val fed = if (slices) sliceFeeder else rowFeeder
         accepted += fed.accepted
         rejected += fed.rejected

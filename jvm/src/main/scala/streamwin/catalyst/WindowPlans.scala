@@ -4,17 +4,47 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expre
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.util.AccumulatorV2
 
 import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
 
 /**
  * The row accounting of a window over a stream. Every micro-batch plans the query anew (a new
- * transformWithState processor each time), so the SQL metrics are made once, when the query is
- * analysed, carried by the window node, and handed to each micro-batch's processor: they sum over
- * the micro-batches of the run. Windows over batch data have none (their operators own their metrics).
+ * stateful operator each time), so the SQL metrics are made once, when the query is analysed, carried
+ * by the window node, and handed to each micro-batch's operator: they sum over the micro-batches of the
+ * run. Windows over batch data have none (their operators own their metrics).
+ *
+ * `keyProgress` gathers the progress its tasks wrote or scanned in any key's record, for
+ * [[streamwin.spec.StreamSlices]]'s settled slices: once a micro-batch of a run scanned every key's
+ * record, its value bounds the progress of every key of that run (progress only grows).
  */
-final class StreamWindowMetrics(val metrics: Map[String, SQLMetric]) extends Serializable {
+final class StreamWindowMetrics(val metrics: Map[String, SQLMetric], val keyProgress: LatestProgress) extends Serializable {
+  // Run id -> the first micro-batch of that run whose keys `keyProgress` covers (the driver's).
+  @transient private lazy val coveredRuns = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+
+  /** From micro-batch `batchId` of run `runId` on, `keyProgress` covers every key of the run. */
+  def cover(runId: String, batchId: Long): Unit =
+    coveredRuns.merge(runId, batchId, (a: java.lang.Long, b: java.lang.Long) => java.lang.Long.valueOf(math.min(a, b)))
+
+  /**
+   * A time (µs) at or after every key's progress in micro-batch `batchId` of run `runId`, if known:
+   * the latest progress seen, or the micro-batch's watermark (keys move to it), whichever is later.
+   */
+  def progressBound(runId: String, batchId: Long, watermarkMicros: Long): Option[Long] =
+    Option(coveredRuns.get(runId)).filter(_ <= batchId).map(_ => math.max(keyProgress.value, watermarkMicros))
+
   override def toString: String = "StreamWindowMetrics"
+}
+
+/** The latest of the times added (µs), Long.MinValue before any: an accumulator tasks add to. */
+final class LatestProgress extends AccumulatorV2[Long, Long] {
+  private var latest = Long.MinValue
+  override def isZero: Boolean = latest == Long.MinValue
+  override def copy(): LatestProgress = { val c = new LatestProgress; c.latest = latest; c }
+  override def reset(): Unit = latest = Long.MinValue
+  override def add(v: Long): Unit = if (v > latest) latest = v
+  override def merge(other: AccumulatorV2[Long, Long]): Unit = add(other.value)
+  override def value: Long = latest
 }
 
 /** What streamwin's logical nodes share. */

@@ -16,6 +16,7 @@ import org.apache.spark.sql.streamwin.{OperatorStateStores, OperatorStoresRDD, P
 import org.apache.spark.sql.streamwin.StreamingInternals.{StatefulOperatorCustomMetric, StatefulOperatorPartitioning,
   StatefulOperatorStateInfo, StatefulOpStateStoreCheckpointInfo}
 
+import streamwin.catalyst.StreamWindowMetrics
 import streamwin.engine.RowWindowEngine
 
 /**
@@ -43,6 +44,9 @@ import streamwin.engine.RowWindowEngine
  *                     over its micro-batches: `sw.window_metrics(query)`)
  * @param stateInfo    Spark's state info of this operator in the micro-batch
  * @param microBatch   the micro-batch being planned (watermarks and time), None outside a running query
+ * @param settling     the query's stream metrics, when slices are coarser for rows no key's progress reached
+ *                     ([[streamwin.spec.StreamSlices]]): tasks add the progress they write or scan to it, and
+ *                     a micro-batch that scans every key's record lets the next ones use those slices
  */
 case class StatefulWindowExec(
     blueprint: WindowEngineBlueprint,
@@ -52,6 +56,7 @@ case class StatefulWindowExec(
     streamMetrics: Map[String, SQLMetric],
     stateInfo: Option[StatefulOperatorStateInfo],
     microBatch: Option[PlannedMicroBatch],
+    settling: Option[StreamWindowMetrics],
     child: SparkPlan) extends StateStoresWriterExec(Seq(StoredSliceWindows.StoreName)) {
 
   override def output: Seq[Attribute] = blueprint.output
@@ -128,6 +133,9 @@ case class StatefulWindowExec(
       case StreamClock.ProcessingTime => ClockTimes(processingTime, processingTime, processingTime, scan = true)
       case StreamClock.Rows => ClockTimes(None, None, processingTime, scan = idleTimeout > 0)
     }
+    // The scan reads every key's record: from the next micro-batch of the run on, the progress gathered
+    // bounds every key's.
+    if (times.scan && times.now.isDefined) for (s <- settling; b <- microBatch) s.cover(b.runId, b.batchId + 1)
     new OperatorStoresRDD[InternalRow, InternalRow](child.execute(), info, stores, session.sessionState,
       Some(OperatorStateStores.coordinator(session)), (opened, input) => new Partition(opened, input, times).output)
   }
@@ -142,6 +150,10 @@ case class StatefulWindowExec(
     private val kit = TaskKits.borrow(kitKey)(WindowKit(blueprint, keys, feed))
     kit.pending.clear()
     kit.fed.resetCounts()
+    private val slicesKit = kit match {
+      case k: SliceWindowsKit if settling.isDefined => k.resetProgress(); Some(k)
+      case _ => None
+    }
     private val groups = GroupedIterator(input, keys, child.output)
     private var written = 0L
     private var removed = 0L
@@ -228,6 +240,7 @@ case class StatefulWindowExec(
       longMetric("numUpdatedStateRows") += written
       longMetric("numRemovedStateRows") += removed
       longMetric("commitTimeMs") += timeTakenMs { opened.foreach(_.commit()) }
+      for (s <- settling; k <- slicesKit) s.keyProgress.add(k.latestProgress)
       opened.foreach(recordStoreMetrics)
       reportCheckpointIds(opened)
       setOperatorMetrics(opened.size)

@@ -51,6 +51,10 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
     private val joined = new JoinedRow
     private val value = UnsafeProjection.create(valueSchema)
 
+    /** The latest progress this access wrote or scanned in a key's record (µs; the task's, see [[resetProgress]]). */
+    var latestProgress: Long = Long.MinValue
+    def resetProgress(): Unit = latestProgress = Long.MinValue
+
     private def keyOf(key: InternalRow, windowStart: Long): UnsafeRow = {
       start.setLong(0, windowStart)
       rowKey(joined(key, start))
@@ -126,6 +130,7 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
         if (loaded.stored) { store.remove(recordKeyOf(key)); removed += 1 }
       } else {
         val starts = new GenericArrayData(open.map(w => w.start: Any))
+        if (state.progress > latestProgress) latestProgress = state.progress
         store.put(recordKeyOf(key), value(new GenericInternalRow(Array[Any](new GenericInternalRow(Array[Any](
           state.progress, if (deadline == Long.MaxValue) null else deadline, starts)), null))))
         written += 1
@@ -133,12 +138,16 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
       (written, removed)
     }
 
-    /** The keys (grouping columns) whose record's deadline is at or before `time` (the store's rows, scanned). */
+    /**
+     * The keys (grouping columns) whose record's deadline is at or before `time` (the store's rows, scanned;
+     * every record's progress goes into [[latestProgress]]).
+     */
     def dueKeys(store: RowStore, time: Long): Iterator[UnsafeRow] = {
       val due = new scala.collection.mutable.ArrayBuffer[UnsafeRow]
       store.foreach { (key, value) =>
         if (!value.isNullAt(0)) {
           val record = value.getStruct(0, 3)
+          if (record.getLong(0) > latestProgress) latestProgress = record.getLong(0)
           if (!record.isNullAt(1) && record.getLong(1) <= time) due += groupingOf(key).copy()
         }
       }

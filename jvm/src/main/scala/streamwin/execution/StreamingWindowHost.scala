@@ -12,7 +12,7 @@ import org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateIn
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.MetadataBuilder
 
-import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
+import streamwin.catalyst.{LatestProgress, SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
   WithoutWatermarkMarker}
 import streamwin.spec.{StreamSlices, StreamwinErrors, WindowPolicies, WindowSpec}
 
@@ -58,7 +58,12 @@ object StreamingWindowHost {
   }
 
   /** What a window over a stream needs when the query is defined: the metrics every micro-batch of its run adds to. */
-  def prepare(node: WindowNode): StreamWindowMetrics = new StreamWindowMetrics(WindowMetrics.create(SparkContext.getOrCreate()))
+  def prepare(node: WindowNode): StreamWindowMetrics = {
+    val sc = SparkContext.getOrCreate()
+    val keyProgress = new LatestProgress
+    sc.register(keyProgress, "streamwin keys' latest progress")
+    new StreamWindowMetrics(WindowMetrics.create(sc), keyProgress)
+  }
 
   /** Windows fed slices: time windows and plain sessions without policies, in a groupBy. */
   private def fedSlices(node: WindowNode): Option[StreamSlices] = node match {
@@ -102,11 +107,12 @@ object StreamingWindowHost {
     val keys = r.streamKeys.map(rebind)
 
     val (fed, feed, blueprint) = (fedSlices(node), aggregates) match {
-      case (Some(StreamSlices(start, hidden)), Some((functions, filters))) =>
+      case (Some(slicing), Some((functions, filters))) =>
         // Each micro-batch's rows are pre-aggregated per (key, slice) before the shuffle, as in batch:
         // the family's hidden aggregates, then how many rows each slice holds.
-        val withCount = functions ++ hidden.map(rebind) :+ Count(Literal(1))
-        val slices = SlicePartialAggregate(keys :+ Alias(rebind(start), "_sw_slice")(),
+        val withCount = functions ++ slicing.hidden.map(rebind) :+ Count(Literal(1))
+        val start = rebind(slicing.start(progressBound(slicing, microBatch, metrics)))
+        val slices = SlicePartialAggregate(keys :+ Alias(start, "_sw_slice")(),
           withCount.zip(filters ++ withCount.drop(filters.size).map(_ => None)).map { case (f, filter) =>
             AggregateExpression(f, Complete, isDistinct = false, filter)
           },
@@ -124,7 +130,8 @@ object StreamingWindowHost {
       refuseRetiredState(b, info, r.spec.function)
     }
     Hosted(fed, planned => {
-      val exec = StatefulWindowExec(blueprint, keys, feed, clock, metrics.metrics, stateInfo, microBatch, planned)
+      val settling = fedSlices(node).flatMap(_.settled).map(_ => metrics)
+      val exec = StatefulWindowExec(blueprint, keys, feed, clock, metrics.metrics, stateInfo, microBatch, settling, planned)
       // The node's own output attributes (ids included) come back on top, so the plan above resolves.
       val byId = blueprint.output.map(_.exprId).zip(exec.output).toMap
       ProjectExec(node.output.map { a =>
@@ -132,6 +139,20 @@ object StreamingWindowHost {
       }, exec)
     })
   }
+
+  /**
+   * A time no key's progress is past in the micro-batch being planned, for the settled slices of
+   * [[StreamSlices]]; None while none is known: in the first micro-batch of a restarted run, until one
+   * scanned every key's record.
+   */
+  private def progressBound(slicing: StreamSlices, microBatch: Option[PlannedMicroBatch],
+      metrics: StreamWindowMetrics): Option[Long] =
+    if (slicing.settled.isEmpty) None
+    else microBatch.flatMap { batch =>
+      // A query's first micro-batch starts from empty state: nothing has progressed.
+      if (batch.firstOfRun && batch.batchId == 0) metrics.cover(batch.runId, 0)
+      metrics.progressBound(batch.runId, batch.batchId, batch.batchWatermarkMs * 1000L)
+    }
 
   private val StateEncodingKey = "spark.sql.streaming.stateStore.encodingFormat"
 

@@ -90,6 +90,10 @@ private[execution] final class SliceWindowsKit(blueprint: WindowEngineBlueprint,
 
   override def fed: FedRows = feeder
 
+  /** The latest progress of a key's record this task wrote or scanned (µs); reset per task. */
+  def latestProgress: Long = access.latestProgress
+  def resetProgress(): Unit = access.resetProgress()
+
   override def load(store: RowStore, key: UnsafeRow): RowWindowEngine = {
     operator.startKey()
     loaded = access.load(store, key, operator)

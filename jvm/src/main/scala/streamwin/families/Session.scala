@@ -77,11 +77,13 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
 
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
 
-  // A stream's rows arrive out of order across micro-batches: one slice per timestamp, whose rows
-  // a session takes or refuses alike (a gap-long bucket could hold a late row and a timely one).
+  // A stream's rows arrive out of order across micro-batches: rows a key's progress may have passed
+  // are sliced per timestamp, whose rows a session takes or refuses alike (a gap-long bucket could hold
+  // a late row and a timely one); the others in gap-long buckets, as in batch.
   override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[StreamSlices] =
     if (!plain || policies != WindowPolicies.Default) None
-    else Some(StreamSlices(SliceStart(columns.timeOrOrder, 1, 0), Seq(Min(columns.timeOrOrder), Max(columns.timeOrOrder))))
+    else Some(StreamSlices(SliceStart(columns.timeOrOrder, 1, 0), Seq(Min(columns.timeOrOrder), Max(columns.timeOrOrder)),
+      settled = Some(SliceStart(columns.timeOrOrder, bucket, 0))))
 
   override def family(policies: WindowPolicies): WindowFamily =
     if (plain) SessionWindows(this, policies.lateness) else CutSessions(this)

@@ -1,7 +1,9 @@
 package streamwin.spec
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GreaterThanOrEqual, Greatest, If}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
+
+import streamwin.catalyst.MicroBatchThreshold
 
 /** The columns a window node reads, as attributes of its child (see [[streamwin.catalyst.StreamWindow]]). */
 final case class WindowColumns(timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute])
@@ -54,8 +56,25 @@ object GroupByPlan {
  * How a groupBy's rows over a stream are pre-aggregated within each micro-batch, before the shuffle
  * (see [[WindowSpec.streamSlice]]): per (key, `slice`) start, with the family's `hidden` aggregates
  * after the user's (a row count follows them), as [[GroupByPlan.Slices]]. A null slice skips the row.
+ *
+ * @param settled a coarser slice start for the rows that no key's progress has reached yet (their
+ *                time at or after every key's progress): rows that surely join the same windows and
+ *                none of which is late, as in batch (sessions: gap-long buckets). A row a key's progress
+ *                may have passed could be late while the rest of its bucket is not, so it keeps `slice`.
  */
-final case class StreamSlices(slice: Expression, hidden: Seq[AggregateFunction])
+final case class StreamSlices(slice: Expression, hidden: Seq[AggregateFunction], settled: Option[Expression] = None) {
+  /**
+   * The slice start of a micro-batch in which no key's progress is past `bound` (µs), when one is known:
+   * rows at or after it take the settled slice, never starting before the bound (so no slice of an
+   * earlier row shares its start), the others `slice`.
+   */
+  def start(bound: Option[Long]): Expression = (settled, bound) match {
+    case (Some(coarse), Some(b)) =>
+      val threshold = MicroBatchThreshold(b)
+      If(GreaterThanOrEqual(slice, threshold), Greatest(Seq(coarse, threshold)), slice)
+    case _ => slice
+  }
+}
 
 /** How a select of a window runs on batch data. */
 sealed trait SelectPlan

@@ -30,6 +30,10 @@ final class PlannedMicroBatch private (@transient private val execution: Increme
   val firstOfRun: Boolean = execution.isFirstBatch
   /** The processing time of the micro-batch (ms): the same for every task, as Spark's own timeouts read it. */
   val batchTimestampMs: Long = execution.offsetSeqMetadata.batchTimestampMs
+  /** The query's watermark for this micro-batch (ms): no operator's input watermark is later. */
+  val batchWatermarkMs: Long = execution.offsetSeqMetadata.batchWatermarkMs
+  /** This run of the query (a restart is another run). */
+  val runId: String = execution.runId.toString
   /** The query runs only until its input is read (trigger availableNow or once). */
   def runsToItsEnd: Boolean =
     Set("AvailableNowTrigger", "OneTimeTrigger").contains(query.trigger.getClass.getSimpleName.stripSuffix("$"))
