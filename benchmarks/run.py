@@ -319,8 +319,9 @@ def main() -> None:
                     row["first_batch_ms"], row["last_batch_ms"] = first_last
                 results.append(row)
                 share = row.get("share_of_floor")
-                print(f"{name:32} {row['streamwin_rows_per_s']:>17,} "
-                      f"{row.get('spark_rows_per_s', 0):>14,} {row.get('ratio', 0):>7.2f}x  "
+                spark_side = (f"{row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x" if "ratio" in row
+                              else f"{'-':>14} {'-':>8}")
+                print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {spark_side}  "
                       f"{'' if share is None else f'{share:.0%} of floor'}"
                       f"{'' if floor_goal is None else f' (goal >= {floor_goal:.0%})'}  {goal}"
                       + (f"  (micro-batches: first {first_last[0]} ms, last {first_last[1]} ms: "
