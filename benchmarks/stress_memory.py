@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import streamwin as sw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from isolated import run_case as run_isolated  # noqa: E402
 
 #: (name, window Column builder for the select form, the same for groupBy). Sizes keep each row in at
 #: most a few windows in the select form, so the output stays a small multiple of the input.
@@ -115,18 +117,7 @@ def main() -> None:
         for form in ("groupBy", "select"):
             cmd = [sys.executable, __file__, "--rows", str(args.rows), "--case", f"{name}|{form}"]
             conf = {"PYSPARK_SUBMIT_ARGS": f"--driver-memory {args.driver_memory} pyspark-shell"}
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
-                                      env={**os.environ, **conf})
-                lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
-                if proc.returncode == 0 and lines:
-                    row = {"case": name, "form": form, "outcome": "ok", **json.loads(lines[-1][7:])}
-                else:
-                    oom = "OutOfMemoryError" in proc.stdout + proc.stderr
-                    last = (proc.stderr.strip().splitlines() or ["?"])[-1][:120]
-                    row = {"case": name, "form": form, "outcome": "OOM" if oom else f"failed: {last}"}
-            except subprocess.TimeoutExpired:
-                row = {"case": name, "form": form, "outcome": f"timeout after {args.timeout} s"}
+            row = {"case": name, "form": form, **run_isolated(cmd, {**os.environ, **conf}, args.timeout)}
             results.append(row)
             print(f"{name:34} {form:8} {row.get('seconds', ''):>8} {row.get('old_gen_peak_mib', ''):>17} "
                   f"{row.get('peak_rss_mib', ''):>13} {row.get('max_heap_mib', ''):>13}  {row['outcome']}", flush=True)

@@ -496,6 +496,7 @@ object EngineParitySuite {
   private def runStream(c: Case, chunks: Seq[Seq[InternalRow]], delay: Long, out: Renderer): Unit = {
     final case class Stored(bytes: Array[Byte], timerMs: Option[Long])
     val state = mutable.TreeMap[String, Stored]()
+    val keptRows = new MapKeptRows(inline = 4L) // keys move between both forms of kept rows
     var maxSeen: Option[Long] = None
     var accepted = 0L
     var rejected = 0L
@@ -517,7 +518,7 @@ object EngineParitySuite {
         def visit(keyName: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(keyName)))
           val engine = state.get(keyName) match {
-            case Some(stored) => wiring.codec.decode(stored.bytes)
+            case Some(stored) => wiring.codec.decode(stored.bytes, keptRows.of(keyName))
             case None => val e = wiring.newEngine(); e.startKey(); e
           }
           watermark.foreach(engine.advanceTo)
@@ -532,8 +533,11 @@ object EngineParitySuite {
               val ms = Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1)
               if (expired.contains(ms)) None else Some(ms)
             } else None
-            state(keyName) = Stored(wiring.codec.encode(engine), timer)
+            state(keyName) = Stored(wiring.codec.encode(engine, keptRows.of(keyName)), timer)
           } else {
+            wiring.codec.forget(engine, keptRows.of(keyName))
+            // A forgotten key leaves no kept rows behind.
+            if (keptRows.count(keyName) != 0) throw new IllegalStateException(s"$keyName forgotten with kept rows left")
             state.remove(keyName)
           }
           // (Count and data windows follow their rows only: no clock, so no deadline or forgetting.)

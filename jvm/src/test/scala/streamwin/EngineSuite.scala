@@ -17,6 +17,8 @@ import streamwin.spec.WindowPolicies
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
+  // Kept rows of the engines the tests store (one key, "k"), as a stream's state store holds them.
+  private val keptRows = new MapKeptRows
   private val v = AttributeReference("v", LongType)()
   private def functions: Seq[AggregateFunction] =
     Seq(Sum(v), Max(v), Min(v), First(v, ignoreNulls = false), Last(v, ignoreNulls = false), CollectList(v), Count(v))
@@ -280,23 +282,30 @@ class EngineSuite extends AnyFunSuite {
     val members = CollectList(v)
     val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
       "start bigint, end bigint, kind string"))()
-    val blueprint = streamwin.execution.WindowEngineBlueprint(TimeWindowSpec("sw_tumbling", 3600 * s, 3600 * s, 0),
-      WindowPolicies(idleTimeout = 5 * s), Seq(v), Seq(window, AttributeReference("members", members.dataType)()),
-      Some((Seq(members), Seq(None))))
-    val wired = blueprint.wire(() => InternalRow.empty, _ => ())
-    val engine = wired.newEngine()
-    engine.startKey()
-    engine.visitStarts()
-    (0L until 2000L).foreach(t => engine.addRow(t * s, t * s, row(t)))
-    engine.visitEnded(1000 * s)
-    val holding = wired.codec.encode(engine).length
-    engine.visitStarts()
-    engine.timeOut(1005 * s, 5 * s)
-    engine.visitEnded(1005 * s)
-    val flushed = wired.codec.encode(engine).length
-    assert(engine.windowsEmitted == 1 && engine.idleDeadline(5 * s) == Long.MaxValue)
-    assert(flushed * 5 < holding, s"$flushed bytes after the timeout, $holding before")
+    for (select <- Seq(false, true)) {
+      val blueprint = streamwin.execution.WindowEngineBlueprint(TimeWindowSpec("sw_tumbling", 3600 * s, 3600 * s, 0),
+        WindowPolicies(idleTimeout = 5 * s), Seq(v),
+        if (select) Seq(v, window) else Seq(window, AttributeReference("members", members.dataType)()),
+        if (select) None else Some((Seq(members), Seq(None))))
+      val wired = blueprint.wire(() => InternalRow.empty, _ => ())
+      val engine = wired.newEngine()
+      val kept = new MapKeptRows
+      engine.startKey()
+      engine.visitStarts()
+      (0L until 2000L).foreach(t => engine.addRow(t * s, t * s, row(t)))
+      engine.visitEnded(1000 * s)
+      val holding = wired.codec.encode(engine, kept.of("k")).length
+      // A select's rows are state rows of their own (the engine's bytes hold their range); a groupBy's buffer.
+      assert(kept.size == (if (select) 2000 else 0) && (!select || holding < 200), s"$holding bytes, ${kept.size} rows")
+      engine.visitStarts()
+      engine.timeOut(1005 * s, 5 * s)
+      engine.visitEnded(1005 * s)
+      val flushed = wired.codec.encode(engine, kept.of("k")).length
+      assert(engine.windowsEmitted == 1 && engine.idleDeadline(5 * s) == Long.MaxValue)
+      assert(kept.size == 0 && (select || flushed * 5 < holding), s"$flushed bytes after the timeout, $holding before")
+    }
   }
+
 
   test("time slices: windows equal the sum of the rows they hold, for any size, step and offset") {
     val rnd = new Random(11)
@@ -380,16 +389,17 @@ class EngineSuite extends AnyFunSuite {
         def wiring() = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
         var wired = wiring()
         var engine = wired.newEngine()
+        val kept = new MapKeptRows
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val bytes = wired.codec.encode(engine)
+            val bytes = wired.codec.encode(engine, kept.of("k"))
             // Written field by field: no Java serialization stream, no class names.
             assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
             val text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
             assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java."), name)
             wired = wiring() // a new task: new evaluator and callbacks
-            engine = wired.codec.decode(bytes)
+            engine = wired.codec.decode(bytes, kept.of("k"))
           }
           val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else time * s
           // (Sessions with a maximum duration take event time as their order.)
@@ -415,13 +425,14 @@ class EngineSuite extends AnyFunSuite {
     def wiring() = blueprint.wire(() => InternalRow.empty, r => out += r.getLong(1))
     var wired = wiring()
     var engine = wired.newEngine()
+    val kept = new MapKeptRows
     engine.startKey()
     (0L until 1500L).foreach { i =>
       if (i % 250 == 0) {
-        val bytes = wired.codec.encode(engine)
+        val bytes = wired.codec.encode(engine, kept.of("k"))
         if (i == 1000) assert(bytes.length < 1000 * 32, s"${bytes.length} bytes for 1000 retained rows")
         wired = wiring()
-        engine = wired.codec.decode(bytes)
+        engine = wired.codec.decode(bytes, kept.of("k"))
       }
       engine.addRow(i, null, row(i))
     }
@@ -471,7 +482,7 @@ class EngineSuite extends AnyFunSuite {
         var engine = newEngine()
         engine.startKey()
         (0 until 11).foreach { i =>
-          if (store) engine = codec.decode(codec.encode(engine))
+          if (store) engine = codec.decode(codec.encode(engine, keptRows.of("k")), keptRows.of("k"))
           engine.addRow(order(i), null, row(i.toLong))
         }
         engine.finishKey()
@@ -488,17 +499,17 @@ class EngineSuite extends AnyFunSuite {
     val engine = wired.newEngine()
     engine.startKey()
     (0L until 7L).foreach(i => engine.addRow(i, null, row(i)))
-    val bytes = wired.codec.encode(engine)
-    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 2))
+    val bytes = wired.codec.encode(engine, keptRows.of("k"))
+    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 3))
     val otherVersion = bytes.clone()
     otherVersion(2) = 9
     val cut = bytes.take(bytes.length - 5)
     for ((name, broken) <- Seq("version" -> otherVersion, "cut" -> cut)) {
-      val e = intercept[IllegalStateException](countWiring().codec.decode(broken))
+      val e = intercept[IllegalStateException](countWiring().codec.decode(broken, keptRows.of("k")))
       assert(e.getMessage.contains("another streamwin version") && e.getMessage.contains("new checkpoint location"),
         s"$name: ${e.getMessage}")
     }
-    assert(countWiring().codec.decode(bytes).windowsEmitted == engine.windowsEmitted)
+    assert(countWiring().codec.decode(bytes, keptRows.of("k")).windowsEmitted == engine.windowsEmitted)
   }
 
   test("state written for another window function, other aggregates or other input columns is refused, naming the query's") {
@@ -516,7 +527,7 @@ class EngineSuite extends AnyFunSuite {
     val engine = written.newEngine()
     engine.startKey()
     (0L until 7L).foreach(x => engine.addRow(x, null, row(x)))
-    val bytes = written.codec.encode(engine)
+    val bytes = written.codec.encode(engine, keptRows.of("k"))
     val others = Seq(
       "other aggregates" -> wiring(CountWindowSpec(4, 2), Seq(v), Some(Seq(Sum(v), Max(v)))),
       "an input column of another type" -> wiring(CountWindowSpec(4, 2), Seq(i), Some(Seq(Sum(i)))),
@@ -524,7 +535,7 @@ class EngineSuite extends AnyFunSuite {
       "a select" -> wiring(CountWindowSpec(4, 2), Seq(v), None),
       "another family" -> wiring(SessionWindowSpec(4, dynamicGap = false, maxDuration = None), Seq(v), Some(Seq(Sum(v)))))
     for ((name, other) <- others) {
-      val e = intercept[IllegalStateException](other.codec.decode(bytes))
+      val e = intercept[IllegalStateException](other.codec.decode(bytes, keptRows.of("k")))
       assert(e.getMessage.contains("written by another query") && e.getMessage.contains("new checkpoint location") &&
         e.getMessage.contains(other.shape.describe), s"$name: ${e.getMessage}")
     }
@@ -532,7 +543,7 @@ class EngineSuite extends AnyFunSuite {
     // The window's arguments are not part of the shape (as with Spark's windows); nor are names of columns.
     val same = Seq(wiring(CountWindowSpec(5, 1), Seq(v), Some(Seq(Sum(v)))),
       wiring(CountWindowSpec(4, 2), Seq(AttributeReference("renamed", LongType)()), Some(Seq(Sum(v)))))
-    same.foreach(s => assert(s.codec.decode(bytes).windowsEmitted == engine.windowsEmitted))
+    same.foreach(s => assert(s.codec.decode(bytes, keptRows.of("k")).windowsEmitted == engine.windowsEmitted))
     assert(others.head._2.shape.describe == "sw_count in a groupBy, aggregation buffer <bigint, bigint>, input rows <bigint>")
   }
 
@@ -551,13 +562,13 @@ class EngineSuite extends AnyFunSuite {
       val engine = wired.newEngine()
       engine.startKey()
       (0L until 6L).foreach(x => engine.addRow(x, x * 2 * s, new GenericInternalRow(Array[Any](x, x * 2 * s))))
-      val bytes = wired.codec.encode(engine)
+      val bytes = wired.codec.encode(engine, keptRows.of("k"))
       val huge = Array[Byte](0x7f, -1, -1, -16)
       val negative = Array[Byte](-1, -1, -1, -2)
       for (at <- 0 to bytes.length - 4; patch <- Seq(huge, negative)) {
         val broken = bytes.clone()
         System.arraycopy(patch, 0, broken, at, 4)
-        try blueprint.wire(() => InternalRow.empty, _ => ()).codec.decode(broken)
+        try blueprint.wire(() => InternalRow.empty, _ => ()).codec.decode(broken, keptRows.of("k"))
         catch {
           case e: IllegalStateException if e.getMessage.contains("new checkpoint location") =>
         }
@@ -574,9 +585,9 @@ class EngineSuite extends AnyFunSuite {
       engine.startKey()
       Seq(3L, 1L, 4L, 1L, 5L, 9L, 2L, 6L, 5L, 3L, 5L, 8L).zipWithIndex.foreach { case (x, i) =>
         if (storeEvery > 0 && i % storeEvery == 0) {
-          val bytes = wired.codec.encode(engine)
+          val bytes = wired.codec.encode(engine, keptRows.of("k"))
           wired = countWiring(spec, out += _)
-          engine = wired.codec.decode(bytes)
+          engine = wired.codec.decode(bytes, keptRows.of("k"))
         }
         engine.addRow(i.toLong, org.apache.spark.sql.Row(x), row(x))
       }

@@ -171,6 +171,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
       val rnd = new Random(seed)
       var latestProgress = Long.MinValue
       val state = mutable.TreeMap[String, (Array[Byte], Option[Long])]()
+      val keptRows = new MapKeptRows
       var maxSeen: Option[Long] = None
       val tsOrdinal = input.indexOf(ts)
       for ((batch, b) <- (batches.map(Some(_)) :+ None).zipWithIndex) {
@@ -186,7 +187,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
         def visit(name: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(name)))
           val engine: RowWindowEngine = state.get(name).filter(_ => !slices) match {
-            case Some((bytes, _)) => wiring.codec.decode(bytes)
+            case Some((bytes, _)) => wiring.codec.decode(bytes, keptRows.of(name))
             case None =>
               val e = wiring.newEngine(); e.startKey()
               if (slices) loaded = access.load(rowStore, keyRow(key).copy(), e.asInstanceOf[KeyedWindowOperator])
@@ -211,11 +212,13 @@ class StreamSliceParitySuite extends AnyFunSuite {
             // The state rows, written as the operator writes them (the record goes once nothing is open).
             access.save(rowStore, keyRow(key).copy(), engine.asInstanceOf[KeyedWindowOperator], loaded, deadline, forget)
           }
-          if (forget) state.remove(name)
-          else {
+          if (forget) {
+            if (!slices) wiring.codec.forget(engine, keptRows.of(name))
+            state.remove(name)
+          } else {
             val timer = Some(deadline).filter(_ != Long.MaxValue)
               .map(d => Math.floorDiv(d, 1000L) + (if (Math.floorMod(d, 1000L) == 0) 0 else 1)).filterNot(expired.contains)
-            state(name) = (if (slices) Array.emptyByteArray else wiring.codec.encode(engine), timer)
+            state(name) = (if (slices) Array.emptyByteArray else wiring.codec.encode(engine, keptRows.of(name)), timer)
           }
           lines += s"~${b + 1} $name dl=$deadline n=${engine.windowsEmitted - emittedBefore}/${engine.rowsLate - lateBefore}"
           engine.startKey()
@@ -247,5 +250,24 @@ final class MapRowStore extends RowStore {
   override def put(key: UnsafeRow, value: UnsafeRow): Unit = rows(key.copy()) = value.copy()
   override def remove(key: UnsafeRow): Unit = rows.remove(key)
   override def foreach(f: (UnsafeRow, UnsafeRow) => Unit): Unit = rows.foreach { case (k, v) => f(k, v) }
+  def size: Int = rows.size
+}
+
+/**
+ * A stream's kept rows ([[streamwin.engine.KeptRowStore]]) in a map, per key name, copied as Spark's stores
+ * copy them: the rows a test's stored engines put into their state store.
+ */
+final class MapKeptRows(inline: Long = 0L) {
+  private val rows = mutable.HashMap[(String, Long, Long), UnsafeRow]()
+  /** The kept rows of one key. */
+  def of(key: String): streamwin.engine.KeptRowStore = new streamwin.engine.KeptRowStore {
+    override def inlineRows: Long = inline
+    override def get(bag: Long, seq: Long): UnsafeRow = rows.get((key, bag, seq)).orNull
+    override def put(bag: Long, seq: Long, row: UnsafeRow): Unit = rows((key, bag, seq)) = row.copy()
+    override def remove(bag: Long, seq: Long): Unit =
+      if (rows.remove((key, bag, seq)).isEmpty) throw new IllegalStateException(s"no row $seq of bag $bag of $key to remove")
+  }
+  /** How many rows `key` keeps. */
+  def count(key: String): Int = rows.keys.count(_._1 == key)
   def size: Int = rows.size
 }

@@ -12,7 +12,8 @@ import org.apache.spark.sql.types.DataType
  * a restarted query continues from its checkpoint.
  *
  * Only state is written, field by field in a fixed layout ([[StoredEngineFormat]]): no class names,
- * no Java serialization. The engine's wiring (its family, policies, aggregate evaluator and output
+ * no Java serialization. The rows the engine keeps (bags) are not in the bytes: they are state rows of
+ * their own in `rows` ([[StoredBags]]), of the key being visited; the bytes hold their ranges. The engine's wiring (its family, policies, aggregate evaluator and output
  * callbacks) is built again by the decoding task (`newEngine`), which then reads the state into it.
  *
  * @param newEngine a fresh engine of this task (same blueprint as the one that wrote the state)
@@ -20,18 +21,35 @@ import org.apache.spark.sql.types.DataType
  *                  shape (the query's aggregates or input changed) is refused, not misread
  */
 final class EngineStateCodec(newEngine: () => RowWindowEngine, shape: StoredStateShape) {
-  def encode(engine: RowWindowEngine): Array[Byte] = {
+  /**
+   * The engine's state, its bags' new rows put into `rows` and the rows it no longer holds removed from
+   * there. Returns the bytes and the (rows put, rows removed).
+   */
+  def encode(engine: RowWindowEngine, rows: KeptRowStore): Array[Byte] = {
+    val op = engine.asInstanceOf[KeyedWindowOperator]
     val bytes = new ByteArrayOutputStream
     val out = new DataOutputStream(bytes)
-    StoredEngineFormat.write(engine.asInstanceOf[KeyedWindowOperator], out, shape.fingerprint)
+    StoredEngineFormat.write(op, out, shape.fingerprint, op.bagsIn(rows))
     out.close()
     bytes.toByteArray
   }
 
-  def decode(bytes: Array[Byte]): RowWindowEngine = {
+  /** The key's state is dropped: the rows it kept in `rows` are removed. */
+  def forget(engine: RowWindowEngine, rows: KeptRowStore): Unit =
+    engine.asInstanceOf[KeyedWindowOperator].bagsIn(rows).removeAll()
+
+  /** State rows of bags that the engine's encodes and forgets put and removed (since its decode or start). */
+  def rowsChanged(engine: RowWindowEngine): (Long, Long) = engine match {
+    case op: KeyedWindowOperator if op.storedBags != null => (op.storedBags.rowsWritten, op.storedBags.rowsRemoved)
+    case _ => (0L, 0L)
+  }
+
+  /** An engine with the state `encode` wrote; its bags read their rows from `rows`, when read. */
+  def decode(bytes: Array[Byte], rows: KeptRowStore): RowWindowEngine = {
       val engine = newEngine().asInstanceOf[KeyedWindowOperator]
       val in = new DataInputStream(new ByteArrayInputStream(bytes))
-      try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine), shape.fingerprint)
+      try StoredEngineFormat.read(engine, in, StoredEngineFormat.userPackages(engine), shape.fingerprint,
+        engine.bagsIn(rows))
       catch {
         case _: StoredEngineFormat.OtherShape => throw EngineStateCodec.otherQuery(shape)
         case e @ (_: EOFException | _: StoredEngineFormat.UnknownForm) =>

@@ -26,10 +26,8 @@ import streamwin.spec.WindowPolicies
  *
  * It reads and writes windows only through its [[WindowState]].
  *
- * The operator, its families and its state are a stream's Java-serialized engine state until that
- * state is typed: each class pins the serialVersionUID it was released with (EngineSuite checks), so
- * methods may change without breaking checkpoints (fields may only be added). Spark's classes in it
- * pin none and are read by their stored fields ([[EngineStateCodec]]).
+ * A stream stores its state between visits field by field ([[EngineStateCodec]]), the rows it keeps as
+ * state rows of their own ([[StoredBags]]).
  */
 final class KeyedWindowOperator(
     private[engine] val family: WindowFamily,
@@ -45,8 +43,16 @@ final class KeyedWindowOperator(
   @transient private var emittedBeforeVisit = 0L
   // Set by `late` while the current row is placed.
   private[engine] var lateRow = false
+  // The key's bags in a stream's state store, from its decode (or first encode) on; reset with the key.
+  private[engine] var storedBags: StoredBags = null
+
+  private[engine] def bagsIn(rows: KeptRowStore): StoredBags = {
+    if (storedBags == null) storedBags = new StoredBags(rows, rows.inlineRows)
+    storedBags
+  }
 
   override def startKey(): Unit = {
+    storedBags = null
     state.clear()
     heldRows = 0L
     quietSince = 0L

@@ -33,6 +33,10 @@ import org.apache.spark.unsafe.Platform
  *
  * `types` (the field types) is needed only to append rows that are not [[UnsafeRow]]s.
  *
+ * In a stream, a bag restored from the state store starts with its rows there ([[StoredRowRange]]): they
+ * come before the in-memory ones, are read from the store when the bag is read, and are dropped by
+ * moving the range's start; only the rows appended since are written back ([[StoredBags]]).
+ *
  * Not thread-safe: a bag, its runs and all bags of one task must be used by one thread at a time.
  */
 final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Serializable {
@@ -53,9 +57,12 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
   @transient private var tail: Chunk = _
   @transient private var count: Long = 0L
   @transient private var converter: UnsafeProjection = _
+  // The oldest rows, in a stream's state store (null: none).
+  @transient private var stored: StoredRowRange = _
 
-  def size: Long = count
-  def isEmpty: Boolean = count == 0L
+  private def storedLength: Long = if (stored == null) 0L else stored.length
+  def size: Long = count + storedLength
+  def isEmpty: Boolean = size == 0L
 
   /** Copies `row` to the end of the bag (converting it to an UnsafeRow first if it is not one). */
   def append(row: InternalRow): Unit = {
@@ -82,7 +89,13 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
    * returns is a distinct UnsafeRow over the run's (immutable) page: it stays valid as long as it is referenced.
    * Costs O(number of chunks) now; reading a spilled chunk loads its block (at most one page) from disk.
    */
-  def rows: RowRun = {
+  def rows: RowRun =
+    if (storedLength == 0L) memoryRows
+    else if (count == 0L) stored.run()
+    else RowRuns.concat(Vector(stored.run(), memoryRows))
+
+  /** The rows held in memory (all of them, unless the bag was restored from a stream's state). */
+  private[engine] def memoryRows: RowRun = {
     if (count == 0L) return RowRun.empty
     val n = numChunks
     val cs = new Array[Chunk](n)
@@ -104,8 +117,15 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
   /** FIFO eviction of the `n` oldest rows (all of them if `n >= size`); O(n) amortised. */
   def dropFirst(n: Long): Unit = {
     require(n >= 0L, s"dropFirst($n)")
+    if (n >= size) { clear(); return }
+    val fromStore = math.min(n, storedLength)
+    if (fromStore > 0L) stored.from += fromStore
+    dropFromMemory(n - fromStore)
+  }
+
+  private def dropFromMemory(n: Long): Unit = {
     if (n == 0L) return
-    if (n >= count) { clear(); return }
+    if (n >= count) { clearMemory(); return }
     var left = n
     val mask = chunks.length - 1
     while (left > 0L) {
@@ -134,6 +154,11 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
   }
 
   def clear(): Unit = {
+    stored = null
+    clearMemory()
+  }
+
+  private def clearMemory(): Unit = {
     if (numChunks > 0) {
       val mask = chunks.length - 1
       var i = 0
@@ -159,6 +184,15 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
   def appendAll(other: RowBag): Unit = {
     require(other ne this, "appendAll of a bag to itself")
     require(other.numFields == numFields, s"appendAll of a bag of ${other.numFields} fields to one of $numFields")
+    if (other.storedLength > 0L) {
+      // An empty bag takes the other's stored rows over; else they are read and appended (in memory).
+      if (size == 0L) stored = other.stored
+      else {
+        val run = other.stored.run()
+        try run.foreach(append) finally run.close()
+      }
+    }
+    other.stored = null
     if (other.count == 0L) return
     val mask = other.chunks.length - 1
     var i = 0
@@ -176,7 +210,24 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
     other.count = 0L
   }
 
-  override def toString: String = s"RowBag($count rows in $numChunks chunks)"
+  override def toString: String =
+    s"RowBag($count rows in $numChunks chunks${if (stored == null) "" else s", ${stored.length} in the state store"})"
+
+  /** The bag (new, empty) holds the rows of `range` first. */
+  private[engine] def restoreStored(range: StoredRowRange): Unit = {
+    require(size == 0L && stored == null, "stored rows restored into a bag that holds rows")
+    stored = range
+  }
+
+  /** The stored rows, if the bag has any (possibly none left). */
+  private[engine] def storedRows: StoredRowRange = stored
+
+  /** Every row of the bag is now in `range` (its in-memory rows were put into the store). */
+  private[engine] def storedAs(range: StoredRowRange): Unit = {
+    require(range.length == size, s"${range.length} stored rows for a bag of $size")
+    clearMemory()
+    stored = range
+  }
 
   private def toUnsafe(row: InternalRow): UnsafeRow = {
     if (converter == null) {
@@ -231,7 +282,7 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
 
   /** Writes the rows: their count, then each one's length and UnsafeRow bytes. */
   def writeRows(out: java.io.DataOutput): Unit = {
-    out.writeLong(count)
+    out.writeLong(size)
     val run = rows
     try {
       while (run.hasNext) {

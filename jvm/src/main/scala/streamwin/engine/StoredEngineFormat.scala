@@ -20,8 +20,11 @@ import org.apache.spark.unsafe.types.UTF8String
 private[engine] object StoredEngineFormat {
   /** Not the first bytes of a Java serialization stream (0xACED). */
   val Magic: Short = 0x5357 // "SW"
-  /** 1: the layout; 2: the same, with the [[StoredStateShape]] fingerprint after the version. */
-  val Version: Byte = 2
+  /**
+   * 1: the layout; 2: the same, with the [[StoredStateShape]] fingerprint after the version; 3: rows of bags
+   * are state rows of their own ([[StoredBags]]), the engine holds their ranges.
+   */
+  val Version: Byte = 3
 
   final class UnknownForm(message: String) extends IOException(message)
   /** The state was written for another [[StoredStateShape]]. */
@@ -55,7 +58,7 @@ private[engine] object StoredEngineFormat {
   }
   private val PlatformPackages = Seq("java", "javax", "jdk", "sun", "scala", "org.apache.spark")
 
-  def write(op: KeyedWindowOperator, out: DataOutputStream, fingerprint: Long): Unit = {
+  def write(op: KeyedWindowOperator, out: DataOutputStream, fingerprint: Long, bags: StoredBags): Unit = {
     out.writeShort(Magic)
     out.writeByte(Version)
     out.writeLong(fingerprint)
@@ -72,20 +75,43 @@ private[engine] object StoredEngineFormat {
     out.writeLong(state.progress)
     out.writeBoolean(state.lastClosedStart.isDefined)
     state.lastClosedStart.foreach(out.writeLong)
-    writeRecord(state.record, out, userPackages(op))
-    writeEntries(state.openWindows, out)
-    writeEntries(state.lateGroups, out)
+    // Bags' rows go to the store as the bags are written; their ids come from the key's counter, written last.
+    bags.startEncode(keptBags(state))
+    val body = new ByteArrayOutputStream
+    val rest = new DataOutputStream(body)
+    writeRecord(state.record, rest, userPackages(op), bags)
+    writeEntries(state.openWindows, rest, bags)
+    writeEntries(state.lateGroups, rest, bags)
     val kept = state.keptBags
-    out.writeInt(kept.size)
-    kept.foreach { case (time, bag) => out.writeLong(time); bag.writeRows(out) }
-    out.writeLong(state.keptCount)
+    rest.writeInt(kept.size)
+    kept.foreach { case (time, bag) => rest.writeLong(time); bags.write(bag, rest) }
+    rest.writeLong(state.keptCount)
     val slices = state.slicesIfAny
-    out.writeBoolean(slices != null)
-    if (slices != null) slices.writeState(out)
+    rest.writeBoolean(slices != null)
+    if (slices != null) slices.writeState(rest)
+    rest.close()
+    out.writeLong(bags.nextId)
+    body.writeTo(out)
+    bags.finish()
   }
 
-  /** Reads format 2 (the one this version writes). */
-  def read(op: KeyedWindowOperator, in: DataInputStream, userPackages: Seq[String], fingerprint: Long): Unit = {
+  /** Every bag of rows the key holds. */
+  private def keptBags(state: InMemoryWindowState): Iterator[RowBag] = {
+    def bagOf(contents: WindowContents): Iterator[RowBag] = contents match {
+      case c: RowContents => Iterator.single(c.bag)
+      case _ => Iterator.empty
+    }
+    val record = state.record match {
+      case r: CutSessionRecord => bagOf(r.latest)
+      case _ => Iterator.empty
+    }
+    state.openWindows.flatMap(w => bagOf(w.contents)) ++ state.lateGroups.flatMap(g => bagOf(g.contents)) ++
+      state.keptBags.iterator.map(_._2) ++ record
+  }
+
+  /** Reads format 3 (the one this version writes). */
+  def read(op: KeyedWindowOperator, in: DataInputStream, userPackages: Seq[String], fingerprint: Long,
+      bags: StoredBags): Unit = {
     if (in.readShort() != Magic) throw new UnknownForm("not a stored streamwin engine")
     val version = in.readByte()
     if (version != Version) throw new UnknownForm(s"stored engine format $version; this version reads $Version")
@@ -102,15 +128,16 @@ private[engine] object StoredEngineFormat {
     val factory = op.contents
     state.progress = in.readLong()
     state.lastClosedStart = if (in.readBoolean()) Some(in.readLong()) else None
-    state.record = readRecord(in, factory, userPackages)
-    readEntries(in, factory).foreach(state.putWindow)
-    readEntries(in, factory).foreach(state.putLateGroup)
-    val keptBags = count(in)
+    bags.nextId = in.readLong()
+    state.record = readRecord(in, factory, userPackages, bags)
+    readEntries(in, factory, bags).foreach(state.putWindow)
+    readEntries(in, factory, bags).foreach(state.putLateGroup)
+    val keptBags = checked(in.readInt(), in, bytesEach = 16)
     var i = 0
     while (i < keptBags) {
       val time = in.readLong()
       val bag = factory.bag()
-      bag.readRows(in)
+      bags.read(bag, in)
       state.restoreKept(time, bag)
       i += 1
     }
@@ -134,7 +161,7 @@ private[engine] object StoredEngineFormat {
     n.toInt
   }
 
-  private def writeEntries(entries: Iterator[WindowEntry], out: DataOutputStream): Unit = {
+  private def writeEntries(entries: Iterator[WindowEntry], out: DataOutputStream, bags: StoredBags): Unit = {
     val all = entries.toVector
     out.writeInt(all.size)
     all.foreach { w =>
@@ -145,11 +172,11 @@ private[engine] object StoredEngineFormat {
       out.writeBoolean(w.changed)
       StoredValues.write(w.first, out)
       StoredValues.write(w.last, out)
-      writeContents(w.contents, out)
+      writeContents(w.contents, out, bags)
     }
   }
 
-  private def readEntries(in: DataInputStream, factory: ContentsFactory): Seq[WindowEntry] =
+  private def readEntries(in: DataInputStream, factory: ContentsFactory, bags: StoredBags): Seq[WindowEntry] =
     (0 until count(in)).map { _ =>
       val start = in.readLong()
       val end = in.readLong()
@@ -158,7 +185,7 @@ private[engine] object StoredEngineFormat {
       val changed = in.readBoolean()
       val first = StoredValues.read(in, Nil)
       val last = StoredValues.read(in, Nil)
-      val w = new WindowEntry(start, end, readContents(in, factory))
+      val w = new WindowEntry(start, end, readContents(in, factory, bags))
       w.held = held
       w.fired = fired
       w.changed = changed
@@ -167,7 +194,7 @@ private[engine] object StoredEngineFormat {
       w
     }
 
-  private def writeContents(contents: WindowContents, out: DataOutputStream): Unit = contents match {
+  private def writeContents(contents: WindowContents, out: DataOutputStream, bags: StoredBags): Unit = contents match {
     case null => out.writeByte(ContentsTag.Absent)
     case NoContents => out.writeByte(ContentsTag.None)
     case c: BufferContents =>
@@ -179,10 +206,11 @@ private[engine] object StoredEngineFormat {
       c.fifo.writeState(out)
     case c: RowContents =>
       out.writeByte(ContentsTag.Rows)
-      c.bag.writeRows(out)
+      bags.write(c.bag, out)
   }
 
-  private def readContents(in: DataInputStream, factory: ContentsFactory): WindowContents = in.readByte() match {
+  private def readContents(in: DataInputStream, factory: ContentsFactory, bags: StoredBags): WindowContents =
+    in.readByte() match {
     case ContentsTag.Absent => null
     case ContentsTag.None => NoContents
     case ContentsTag.Buffer =>
@@ -196,12 +224,13 @@ private[engine] object StoredEngineFormat {
       contents
     case ContentsTag.Rows =>
       val contents = factory.kept().asInstanceOf[RowContents]
-      contents.bag.readRows(in)
+      bags.read(contents.bag, in)
       contents
     case other => throw new UnknownForm(s"window contents of kind $other")
   }
 
-  private def writeRecord(record: AnyRef, out: DataOutputStream, userPackages: Seq[String]): Unit = record match {
+  private def writeRecord(record: AnyRef, out: DataOutputStream, userPackages: Seq[String], bags: StoredBags): Unit =
+    record match {
     case null => out.writeByte(RecordTag.Absent)
     case r: CountRecord =>
       out.writeByte(RecordTag.Count)
@@ -228,11 +257,12 @@ private[engine] object StoredEngineFormat {
       out.writeLong(r.latestFirst)
       out.writeLong(r.latestReach)
       out.writeLong(r.latestRows)
-      writeContents(r.latest, out)
+      writeContents(r.latest, out, bags)
     case other => throw new IllegalStateException(s"no stored form for a key's record of ${other.getClass.getName}")
   }
 
-  private def readRecord(in: DataInputStream, factory: ContentsFactory, userPackages: Seq[String]): AnyRef =
+  private def readRecord(in: DataInputStream, factory: ContentsFactory, userPackages: Seq[String],
+      bags: StoredBags): AnyRef =
     in.readByte() match {
       case RecordTag.Absent => null
       case RecordTag.Count =>
@@ -262,7 +292,7 @@ private[engine] object StoredEngineFormat {
         r.latestFirst = in.readLong()
         r.latestReach = in.readLong()
         r.latestRows = in.readLong()
-        r.latest = readContents(in, factory)
+        r.latest = readContents(in, factory, bags)
         r
       case other => throw new UnknownForm(s"a key's record of kind $other")
     }

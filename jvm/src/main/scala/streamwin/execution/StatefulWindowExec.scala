@@ -145,9 +145,11 @@ case class StatefulWindowExec(
 
   /** One task: its partition's store and the micro-batch's rows of its keys, through a kit of this thread. */
   private final class Partition(opened: Seq[StateStore], input: Iterator[InternalRow], times: ClockTimes) {
-    private val store = RowStore(opened.head)
+    private val stores = opened.map(RowStore(_))
+    private val store = stores.head
     private val kitKey = blueprint.canonical(keys, feed)
     private val kit = TaskKits.borrow(kitKey)(WindowKit(blueprint, keys, feed))
+    kit.open(stores)
     kit.pending.clear()
     kit.fed.resetCounts()
     private val slicesKit = kit match {

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.streamwin.StoreLayout
 
-import streamwin.engine.{KeyedWindowOperator, RowWindowEngine}
+import streamwin.engine.{KeptRowStore, KeyedWindowOperator, RowWindowEngine}
 
 /** What moves a streaming key's time on besides its own rows. */
 sealed trait StreamClock extends Serializable
@@ -45,6 +45,9 @@ private[execution] sealed abstract class WindowKit(blueprint: WindowEngineBluepr
   /** What the feeder handed to the engine, for the row accounting. */
   def fed: FedRows
 
+  /** A task begins with its partition's stores ([[WindowKit.stores]], in order). */
+  def open(stores: Seq[RowStore]): Unit = ()
+
   /** The key's engine, with its stored state (a fresh one for a key without state). */
   def load(store: RowStore, key: UnsafeRow): RowWindowEngine
   /** Feeds the key's rows of the micro-batch (in the order the operator requires). */
@@ -55,7 +58,7 @@ private[execution] sealed abstract class WindowKit(blueprint: WindowEngineBluepr
    * (rows written, rows removed).
    */
   def save(store: RowStore, key: UnsafeRow, engine: RowWindowEngine, deadline: Long, idleDeadline: Long,
-      forget: Boolean): (Int, Int)
+      forget: Boolean): (Long, Long)
   /** The keys whose clock deadline is at or before `clock`, or idle deadline at or before `processingTime`. */
   def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow]
   /** The visit is over: what the engine holds (row bags, spill files) is released. */
@@ -72,8 +75,10 @@ private[execution] object WindowKit {
   def stores(blueprint: WindowEngineBlueprint, keys: Seq[Attribute], feed: WindowFeed): Seq[StoreLayout] = feed match {
     case WindowFeed.Slices(_) =>
       StoredSliceWindows.stores(keys, blueprint.aggregates.map(_._1).getOrElse(Seq.empty[AggregateFunction]))
-    case WindowFeed.Rows(_, _, _) => StoredEngines.stores(keys)
+    case WindowFeed.Rows(_, _, _) => StoredEngines.stores(keys, blueprint.input)
   }
+
+
 }
 
 /** A task's kit for windows fed slices: one window operator, its state rows one per open window. */
@@ -106,26 +111,37 @@ private[execution] final class SliceWindowsKit(blueprint: WindowEngineBlueprint,
   }
 
   override def save(store: RowStore, key: UnsafeRow, engine: RowWindowEngine, deadline: Long, idleDeadline: Long,
-      forget: Boolean): (Int, Int) = access.save(store, key, operator, loaded, deadline, forget)
+      forget: Boolean): (Long, Long) = {
+    val (written, removed) = access.save(store, key, operator, loaded, deadline, forget)
+    (written.toLong, removed.toLong)
+  }
 
   override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] =
     clock.map(access.dueKeys(store, _)).getOrElse(Iterator.empty)
 }
 
-/** A task's kit for windows fed rows: each key's engine, stored whole ([[StoredEngines]]). */
+/** A task's kit for windows fed rows: each key's engine, its kept rows as rows of their own ([[StoredEngines]]). */
 private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys: Seq[Attribute], order: Attribute,
     signal: Option[Attribute], tiesAllowed: Boolean) extends WindowKit(blueprint) {
   private val feeder = new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
-  private val access = new StoredEngines(keys).access()
+  private val access = new StoredEngines(keys, blueprint.input).access()
+  private var inlineRows = StoredEngines.DefaultInlineRows
+  // The kept rows of the key being visited.
+  private var keptRows: KeptRowStore = _
 
   override def fed: FedRows = feeder
 
-  override def load(store: RowStore, key: UnsafeRow): RowWindowEngine = access.load(store, key) match {
-    case Some(bytes) => wiring.codec.decode(bytes)
-    case None =>
-      val engine = wiring.newEngine()
-      engine.startKey()
-      engine
+  override def open(stores: Seq[RowStore]): Unit = inlineRows = StoredEngines.inlineRows()
+
+  override def load(store: RowStore, key: UnsafeRow): RowWindowEngine = {
+    keptRows = access.keptRows(store, key, inlineRows)
+    access.load(store, key) match {
+      case Some(bytes) => wiring.codec.decode(bytes, keptRows)
+      case None =>
+        val engine = wiring.newEngine()
+        engine.startKey()
+        engine
+    }
   }
 
   override def feed(engine: RowWindowEngine, rows: Iterator[InternalRow]): Unit = {
@@ -134,8 +150,12 @@ private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys
   }
 
   override def save(store: RowStore, key: UnsafeRow, engine: RowWindowEngine, deadline: Long, idleDeadline: Long,
-      forget: Boolean): (Int, Int) =
-    access.save(store, key, if (forget) null else wiring.codec.encode(engine), deadline, idleDeadline)
+      forget: Boolean): (Long, Long) = {
+    val bytes = if (forget) { wiring.codec.forget(engine, keptRows); null } else wiring.codec.encode(engine, keptRows)
+    val (written, removed) = access.save(store, key, bytes, deadline, idleDeadline)
+    val (rowsWritten, rowsRemoved) = wiring.codec.rowsChanged(engine)
+    (written + rowsWritten, removed + rowsRemoved)
+  }
 
   override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] =
     access.dueKeys(store, clock, processingTime)
