@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
+
+
+def save_results(name: str, results: list[dict]) -> None:
+    """Writes a benchmark's rows to ``benchmarks/results/<name>.json`` (not committed)."""
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(results, indent=2))
 
 
 def run_case(cmd: list[str], env: dict[str, str], timeout: int) -> dict:

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 import streamwin as sw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from isolated import run_case as run_isolated  # noqa: E402
+from isolated import run_case as run_isolated, save_results  # noqa: E402
 
 #: (name, window Column builder for the select form, the same for groupBy). Sizes keep each row in at
 #: most a few windows in the select form, so the output stays a small multiple of the input.
@@ -121,9 +121,7 @@ def main() -> None:
             results.append(row)
             print(f"{name:34} {form:8} {row.get('seconds', ''):>8} {row.get('old_gen_peak_mib', ''):>17} "
                   f"{row.get('peak_rss_mib', ''):>13} {row.get('max_heap_mib', ''):>13}  {row['outcome']}", flush=True)
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "stress_memory.json").write_text(json.dumps(results, indent=2))
+    save_results("stress_memory", results)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 import streamwin as sw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from isolated import run_case as run_isolated  # noqa: E402
+from isolated import run_case as run_isolated, save_results  # noqa: E402
 
 
 def aggs() -> list:
@@ -145,9 +145,7 @@ def main() -> None:
             print(f"{name:32} {row.get('seconds', ''):>8} {first or '':>9} {last or '':>8} {ratio:>10} "
                   f"{row.get('old_gen_peak_mib', ''):>12} {row.get('state_rows', ''):>11} "
                   f"{row.get('state_memory_mib', ''):>10}  {row['outcome']}", flush=True)
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "stress_streams.json").write_text(json.dumps(results, indent=2))
+    save_results("stress_streams", results)
 
 
 if __name__ == "__main__":

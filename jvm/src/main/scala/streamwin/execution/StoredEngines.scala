@@ -1,5 +1,6 @@
 package streamwin.execution
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, JoinedRow,
   UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.streamwin.StoreLayout
@@ -48,7 +49,7 @@ final class StoredEngines(keys: Seq[Attribute], input: Seq[Attribute]) {
     private val joined = new JoinedRow
     private val rowValue = new GenericInternalRow(2)
 
-    private def keyOf(key: InternalRowLike, bag: Any, seq: Any): UnsafeRow = {
+    private def keyOf(key: InternalRow, bag: Any, seq: Any): UnsafeRow = {
       position.update(0, bag)
       position.update(1, seq)
       rowKey(joined(key, position))
@@ -96,8 +97,6 @@ final class StoredEngines(keys: Seq[Attribute], input: Seq[Attribute]) {
       due.iterator
     }
   }
-
-  private type InternalRowLike = org.apache.spark.sql.catalyst.InternalRow
 }
 
 object StoredEngines {
