@@ -54,7 +54,10 @@ class StreamSliceParitySuite extends AnyFunSuite {
         val rnd = new Random(seed * 7919L)
         val chunks = 2 + rnd.nextInt(4)
         val cuts = (Seq(0, rows.size) ++ rnd.shuffle((1 until rows.size).toList).take(chunks - 1)).sorted
-        val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq
+        // A last micro-batch far ahead moves the watermark past every window, so keys are forgotten.
+        val latest = rows.filterNot(_.isNullAt(3)).map(_.getLong(3)).max
+        val batches = cuts.sliding(2).map(p => rows.slice(p(0), p(1))).toSeq :+ Seq(new GenericInternalRow(Array[Any](
+          rows.size.toLong, UTF8String.fromString("zz"), rows.size.toLong, latest + 1000 * S, 1L, false, 0.0, null)))
         val delay = Seq(0L, 2 * S, 5 * S, 12 * S)(rnd.nextInt(4))
         // A restarted run knows no bound on its keys' progress until a micro-batch scanned them all.
         val boundFrom = rnd.nextInt(3)
@@ -64,13 +67,19 @@ class StreamSliceParitySuite extends AnyFunSuite {
         withClue(s"seed $seed, ${batches.size} micro-batches, watermark delay ${delay / S} s, bound from ${boundFrom}: ") {
           assert(bySlices.mkString("\n") == byRows.mkString("\n"))
         }
-        (byRows, sliced.settledRows)
+        (byRows, sliced.settledRows, sliced.sharedSliceRows, sliced.forgotten)
       }
       // The cases are not vacuous: windows close and rows are late.
       assert(outputs.exists(_._1.exists(_.contains(" final "))))
       assert(outputs.exists(_._1.exists(l => l.startsWith("~") && !l.endsWith("/0"))), "some rows are late")
       // Sessions: rows beyond every key's progress went in gap-long slices.
       if (spec.isInstanceOf[SessionWindowSpec]) assert(outputs.map(_._2).sum > 0)
+      assert(outputs.map(_._4).sum > 0, "keys are forgotten")
+      // Overlapping windows keep their slices as state rows; other windows keep one row per window.
+      spec match {
+        case t: TimeWindowSpec => assert((outputs.map(_._3).sum > 0) == t.overlapping)
+        case _ =>
+      }
     }
   }
 
@@ -127,6 +136,33 @@ class StreamSliceParitySuite extends AnyFunSuite {
     private val fineSliceOf = UnsafeProjection.create(Seq(slicing.slice), input)
     /** Rows that went into a settled slice (a coarser one than their fine slice). */
     var settledRows = 0L
+    /** State rows seen that span less than a window: shared slices of overlapping windows. */
+    var sharedSliceRows = 0L
+    /** Keys forgotten once the watermark passed all they held. */
+    var forgotten = 0
+
+    /**
+     * The store holds a record for each key the stream keeps and nothing for a forgotten one; a record
+     * lists exactly its key's rows (a row it does not list would never be read or removed again).
+     */
+    private def checkStore(keys: collection.Set[String]): Unit = {
+      val listed = mutable.Map[String, Seq[Long]]()
+      val stored = mutable.Map[String, ArrayBuffer[Long]]()
+      rowStore.foreach { (key, value) =>
+        val name = key.getUTF8String(0).toString
+        if (key.isNullAt(1)) listed(name) = value.getStruct(0, 3).getArray(2).toLongArray().toSeq
+        else {
+          stored.getOrElseUpdate(name, ArrayBuffer()) += key.getLong(1)
+          c.spec match {
+            case t: TimeWindowSpec if value.getStruct(1, 3).getLong(0) - key.getLong(1) < t.size => sharedSliceRows += 1
+            case _ =>
+          }
+        }
+      }
+      assert(listed.keySet == keys, "a record for each key kept, none for a forgotten one")
+      listed.foreach { case (name, starts) => assert(stored.get(name).map(_.sorted.toSeq).getOrElse(Nil) == starts, name) }
+      assert(stored.keySet.subsetOf(listed.keySet), "rows of a key without a record")
+    }
     private val toUnsafe = UnsafeProjection.create(input.map(_.dataType).toArray)
     private val partialRow = UnsafeProjection.create(partialAttrs.map(_.dataType).toArray)
     private var accepted, rejected, nullOrders = 0L
@@ -213,6 +249,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
             access.save(rowStore, keyRow(key).copy(), engine.asInstanceOf[KeyedWindowOperator], loaded, deadline, forget)
           }
           if (forget) {
+            forgotten += 1
             if (!slices) wiring.codec.forget(engine, keptRows.of(name))
             state.remove(name)
           } else {
@@ -228,6 +265,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
         watermark.foreach { w =>
           for ((name, (_, Some(ms))) <- state.toSeq if ms * 1000L <= w) visit(name, Nil, Some(ms))
         }
+        if (slices) checkStore(state.keySet)
         latestProgress = math.max(latestProgress, access.latestProgress)
         val fed = if (slices) sliceFeeder else rowFeeder
         accepted += fed.accepted

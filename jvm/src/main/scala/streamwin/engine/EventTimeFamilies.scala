@@ -50,6 +50,15 @@ trait WindowFamily extends Serializable {
    */
   def releaseAt(state: WindowState): Long = Long.MaxValue
 
+  /**
+   * A stream's stored row of a slice-fed key spanning [start, end) is one of the key's shared slices
+   * ([[SharedSlices]]), not a window.
+   */
+  def storesSharedSlice(start: Long, end: Long): Boolean = false
+
+  /** A stream read back a key's shared slices: open the windows they hold. */
+  def sharedSlicesRestored(op: KeyedWindowOperator): Unit = ()
+
   /** Nothing of the key needs keeping besides open windows and late groups. */
   def holdsNothing(state: WindowState): Boolean = !state.hasWindows
 
@@ -146,8 +155,11 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
   override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
     val t = slice.time
     if (spec.inGap(t)) return false
-    // A stream's slices: each window aggregates its own, as it would its rows.
-    if (!slice.inOrder) return EventTimeFamily.placeSliceInFixed(spec.windowStartsHolding(t), spec.size, lateness, slice, op)
+    if (!slice.inOrder) {
+      // A stream's slices: windows that overlap share them; other windows aggregate their own, as they would rows.
+      return if (spec.overlapping) placeSharedSlice(slice, op)
+      else EventTimeFamily.placeSliceInFixed(spec.windowStartsHolding(t), spec.size, lateness, slice, op)
+    }
     op.state.keptSlices.keep(t, slice.buffer)
     // Slices come in time order, so every open window starts at or before t.
     val newest = op.state.lastWindow
@@ -163,9 +175,63 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
     true
   }
 
+  /**
+   * A stream's slice of overlapping windows ([[SharedSlices]]): kept once, shared by the windows holding
+   * it that are open or not opened yet (opened without contents); late for those already fired. A window
+   * that holds its own buffer (one stored by a version before shared slices) merges the slice into it.
+   */
+  private def placeSharedSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    var entered = false
+    var shared = false
+    var start = spec.firstStartEndingAfter(t)
+    while (start <= t) {
+      val end = start + spec.size
+      if (op.reached(end + lateness)) op.late(start, end, null)
+      else {
+        var w = op.state.window(start)
+        if (w == null) w = op.open(start, end, NoContents)
+        if (w.contents eq NoContents) { w.changed = true; shared = true }
+        else {
+          w.contents.mergeSlice(slice.buffer)
+          op.enteredSlice(w, slice)
+        }
+        entered = true
+      }
+      start += spec.step
+    }
+    if (shared) op.state.sharedSlices.add(t, t + spec.slice, slice.buffer, slice.rows)
+    entered
+  }
+
+  /**
+   * A stream read a key's shared slices back: the windows holding them that have not fired are open
+   * (each was opened by the first of its slices, and a slice that came after a window fired is late
+   * for it, so not in it).
+   */
+  override def sharedSlicesRestored(op: KeyedWindowOperator): Unit =
+    op.state.sharedSlices.entries.foreach { e =>
+      var start = spec.firstStartEndingAfter(e.start)
+      while (start <= e.start) {
+        val end = start + spec.size
+        if (!op.reached(end + lateness) && op.state.window(start) == null) op.open(start, end, NoContents)
+        start += spec.step
+      }
+    }
+
+  /** A stored row of a key's state is one of its shared slices when it spans a slice, not a window. */
+  override def storesSharedSlice(start: Long, end: Long): Boolean = spec.overlapping && end - start == spec.slice
+
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
-    if (w.contents eq NoContents) op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end - 1))
-    else super.output(w, kind, op)
+    if (w.contents ne NoContents) super.output(w, kind, op)
+    else if (op.state.hasSharedSlices) op.contents.output.values(w.start, w.end, kind, op.state.sharedSlices.aggregate(w.start, w.end - 1))
+    else op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end - 1))
+
+  // A stream's shared slices go once no open window holds them.
+  override def afterClose(op: KeyedWindowOperator): Unit = if (op.state.hasSharedSlices) {
+    val first = op.state.firstWindow
+    op.state.sharedSlices.dropBefore(if (first == null) Long.MaxValue else first.start)
+  }
 
   // A window fed slices was opened by a slice it holds.
   override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =

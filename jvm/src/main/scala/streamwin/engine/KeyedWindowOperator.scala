@@ -101,6 +101,21 @@ final class KeyedWindowOperator(
     case _ => throw new IllegalStateException(s"${family.getClass.getSimpleName} windows follow rows, not slices")
   }
 
+  /**
+   * A stream's stored row of the key, fed slices, spanning [start, end) and holding `rows` rows in
+   * `buffer`: one of its family's shared slices, or a window. Call [[storedRowsRestored]] after the last.
+   */
+  def restoreStoredRow(start: Long, end: Long, rows: Long, buffer: InternalRow): Unit =
+    if (family.storesSharedSlice(start, end)) state.sharedSlices.restore(start, end, buffer, rows)
+    else {
+      val entry = new WindowEntry(start, end, contents.ofSlice(buffer))
+      entry.held = rows
+      state.putWindow(entry)
+    }
+
+  /** Every stored row of the key was restored. */
+  def storedRowsRestored(): Unit = if (state.hasSharedSlices) family.sharedSlicesRestored(this)
+
   // Once the clock, not the key's own rows, moves the key's time on, its late rows go out even when
   // no window fires: no row of the key may come to flush them.
   override def advanceTo(watermark: Long): Unit = if (watermark > state.progress) {

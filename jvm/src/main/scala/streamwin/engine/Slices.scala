@@ -138,6 +138,82 @@ final class KeptSlices(evaluator: AggregateEvaluator) {
 }
 
 /**
+ * The slices a stream keeps for overlapping windows fed slices (hopping): one buffer per slice start,
+ * shared by every open window holding it, as Flink's slicing window operators keep them. A stream
+ * stores each slice as a state row of its own, written when a micro-batch adds to it and removed once
+ * no open window holds it, so a micro-batch writes a row per slice it brings rather than one per window
+ * its slices join. Slices may come out of time order (a micro-batch may bring older rows); a window is
+ * assembled from its slices when it fires, merged in time order.
+ */
+final class SharedSlices(evaluator: AggregateEvaluator) {
+  /**
+   * One slice: its buffer (owned), its input row count, whether it has a state row (`stored`) and
+   * whether it changed since that row was written.
+   */
+  final class Entry(val start: Long, val end: Long, val buffer: InternalRow, var rows: Long, var stored: Boolean,
+      var changed: Boolean)
+
+  private val slices = new java.util.TreeMap[java.lang.Long, Entry]
+  // Stored slices dropped since they were read: their state rows go.
+  private val dropped = new scala.collection.mutable.ArrayBuffer[Long]
+  private val scratch = evaluator.newBuffer()
+
+  def size: Int = slices.size
+  def isEmpty: Boolean = slices.isEmpty
+
+  /** A slice [start, end) read back from its state row. */
+  def restore(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit =
+    slices.put(start, new Entry(start, end, buffer, rows, stored = true, changed = false))
+
+  /** Adds a slice's rows: merged into the slice [start, end) kept, or kept (the slices own `buffer` then). */
+  def add(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit = {
+    val kept = slices.get(start)
+    if (kept == null) slices.put(start, new Entry(start, end, buffer, rows, stored = false, changed = true))
+    else {
+      evaluator.merge(kept.buffer, buffer)
+      kept.rows += rows
+      kept.changed = true
+    }
+  }
+
+  /** The aggregate of the slices with from <= start <= to, merged in time order. */
+  def aggregate(from: Long, to: Long): InternalRow = {
+    evaluator.initialize(scratch)
+    val it = slices.subMap(from, true, to, true).values().iterator()
+    while (it.hasNext) evaluator.merge(scratch, it.next().buffer)
+    evaluator.evaluate(scratch)
+  }
+
+  /** Drops the slices before `time` (no open window holds them); returns how many. */
+  def dropBefore(time: Long): Int = {
+    var n = 0
+    while (!slices.isEmpty && slices.firstKey < time) {
+      val e = slices.pollFirstEntry().getValue
+      if (e.stored) dropped += e.start
+      n += 1
+    }
+    n
+  }
+
+  /** The slices, by ascending start. */
+  def entries: Iterator[Entry] = {
+    val it = slices.values().iterator()
+    new Iterator[Entry] {
+      override def hasNext: Boolean = it.hasNext
+      override def next(): Entry = it.next()
+    }
+  }
+
+  /** Starts of the slices dropped since they were read back from their state rows. */
+  def droppedStarts: Seq[Long] = dropped.toSeq
+
+  def clear(): Unit = {
+    slices.clear()
+    dropped.clear()
+  }
+}
+
+/**
  * Per-event sliding windows' aggregates over buffers kept one per timestamp, in time order: a batch's
  * slices, or the buffers a stream makes of its kept rows ([[KeptRowsSweep]]). A window's aggregate is
  * merged in one order fixed by the buffers in its range alone, never by the windows output before it:

@@ -72,6 +72,7 @@ private[engine] object StoredEngineFormat {
     out.writeBoolean(op.lateRow)
     val state = op.state.asInstanceOf[InMemoryWindowState]
     if (state.hasTimestampSlices) throw new IllegalStateException("a stream feeds sliding windows rows: timestamp slices are not stored")
+    if (state.hasSharedSlices) throw new IllegalStateException("shared slices are state rows of their own (StoredSliceWindows)")
     out.writeLong(state.progress)
     out.writeBoolean(state.lastClosedStart.isDefined)
     state.lastClosedStart.foreach(out.writeLong)

@@ -78,7 +78,10 @@ trait WindowState extends Serializable {
    */
   def timestampSlices(windowSize: Long): TimestampSlices
   def hasTimestampSlices: Boolean
-  /** How many slices the key keeps, of either kind. */
+  /** Slices a stream keeps for overlapping windows (hopping), one state row each (made at the first call). */
+  def sharedSlices: SharedSlices
+  def hasSharedSlices: Boolean
+  /** How many slices the key keeps, of any kind. */
   def keptSliceCount: Int
 
   def clear(): Unit
@@ -96,6 +99,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val kept = new java.util.TreeMap[java.lang.Long, RowBag]
   private[engine] var keptCount = 0L
   private var slices: KeptSlices = null
+  private var shared: SharedSlices = null
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
   private var _record: AnyRef = null
@@ -165,8 +169,14 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     timestamps
   }
   override def hasTimestampSlices: Boolean = timestamps != null && !timestamps.isEmpty
+  override def sharedSlices: SharedSlices = {
+    if (shared == null) shared = new SharedSlices(contents.evaluatorOfSlices)
+    shared
+  }
+  override def hasSharedSlices: Boolean = shared != null && !shared.isEmpty
   override def keptSliceCount: Int =
-    (if (slices == null) 0 else slices.size) + (if (timestamps == null) 0 else timestamps.size)
+    (if (slices == null) 0 else slices.size) + (if (timestamps == null) 0 else timestamps.size) +
+      (if (shared == null) 0 else shared.size)
 
   // What the stored form (EngineStateCodec) reads and restores besides the interface.
   private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
@@ -179,6 +189,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def clear(): Unit = {
     if (slices != null) slices.clear()
     if (timestamps != null) timestamps.clear()
+    if (shared != null) shared.clear()
     _record match {
       case r: ContentsRecord => r.release()
       case _ =>

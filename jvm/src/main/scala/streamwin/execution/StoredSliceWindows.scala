@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.streaming.state.StateStore
 import org.apache.spark.sql.streamwin.StoreLayout
 import org.apache.spark.sql.types._
 
-import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator, WindowEntry}
+import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator, NoContents, SharedSlices}
 
 /**
  * A stream's state rows for windows fed slices (time windows and fixed-gap sessions without policies,
@@ -20,14 +20,18 @@ import streamwin.engine.{AggregateEvaluator, BufferContents, KeyedWindowOperator
  *  - key: the grouping columns and `window_start` (null in the key's record);
  *  - value `record` (the key's record; null in window rows): `progress` (the key's event-time progress:
  *    its latest slice, or the watermark), `deadline` (when the watermark must visit the key to close
- *    its first window; null: never) and `windows` (the starts of its open windows, ascending);
+ *    its first window; null: never) and `windows` (the starts of its window and slice rows, ascending);
  *  - value `window` (null in the record): `end`, `rows` (input rows aggregated) and `buffer`: the
  *    aggregation buffer, one field per buffer slot named `f<function>_<slot>` in the order of the
  *    query's aggregates, then the family's hidden ones and `f<n>_count`, the row count. Object buffers
  *    (collect_list, percentile_approx) are stored serialised, as Spark's partial aggregation ships them.
  *
- * A key's visit reads its record and the windows it lists, and writes back the windows its slices
- * changed, the record, and removals of the windows that closed. (One store, Spark's default one: Spark's
+ * Overlapping hopping windows keep one row per slice instead, shared by the windows holding it
+ * ([[streamwin.engine.SharedSlices]]; `end` is the slice's): a window is assembled from its slices when
+ * it fires. (Rows spanning a whole window there were stored before that, and are kept as windows.)
+ *
+ * A key's visit reads its record and the rows it lists, and writes back the windows and slices its
+ * slices changed, the record, and removals of the windows that closed and slices no window holds. (One store, Spark's default one: Spark's
  * state reader reads only the default store of operators other than its own join.)
  *
  * @param keys      the grouping columns (none: one stream)
@@ -90,11 +94,10 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
           buffer.update(i, if (values.isNullAt(i)) null else InternalRow.copyValue(values.get(i, bufferTypes(i))))
           i += 1
         }
-        val entry = new WindowEntry(starts(w), window.getLong(0), operator.contents.ofSlice(evaluator.fromSerialized(buffer)))
-        entry.held = window.getLong(1)
-        operator.state.putWindow(entry)
+        operator.restoreStoredRow(starts(w), window.getLong(0), window.getLong(1), evaluator.fromSerialized(buffer))
         w += 1
       }
+      operator.storedRowsRestored()
       new Loaded(true, starts)
     }
 
@@ -106,30 +109,47 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
     def save(store: RowStore, key: UnsafeRow, operator: KeyedWindowOperator, loaded: Loaded, deadline: Long,
         forget: Boolean): (Int, Int) = {
       val state = operator.state
-      if (state.hasLateGroups || state.keptSliceCount > 0 || state.lastClosedStart.isDefined || state.record != null) {
-        throw new IllegalStateException("a stream's slice-fed windows keep only their open windows")
+      val shared = state.hasSharedSlices
+      if (state.hasLateGroups || state.keptSliceCount > (if (shared) state.sharedSlices.size else 0) ||
+          state.lastClosedStart.isDefined || state.record != null) {
+        throw new IllegalStateException("a stream's slice-fed windows keep only their open windows and shared slices")
       }
-      val open = state.windows(Long.MinValue, true, Long.MaxValue, true).toArray
+      // Windows without contents are assembled from the shared slices: the slices are their rows.
+      val open = state.windows(Long.MinValue, true, Long.MaxValue, true).filter(_.contents ne NoContents).toArray
+      val slices = if (shared) state.sharedSlices.entries.toArray else Array.empty[SharedSlices#Entry]
+      val sliceStarts = slices.map(_.start)
       var written = 0
       var removed = 0
       loaded.starts.foreach { s =>
-        if (state.window(s) == null) { store.remove(keyOf(key, s)); removed += 1 }
+        val kept = { val w = state.window(s); w != null && (w.contents ne NoContents) } ||
+          java.util.Arrays.binarySearch(sliceStarts, s) >= 0
+        if (!kept) { store.remove(keyOf(key, s)); removed += 1 }
+      }
+      // A window stored by a version before shared slices starts at or before the key's progress then, and
+      // the slices kept for the windows after it start after it (see AlignedWindows.placeSharedSlice).
+      open.foreach { w =>
+        if (java.util.Arrays.binarySearch(sliceStarts, w.start) >= 0) {
+          throw new IllegalStateException(s"a window and a shared slice of a key both start at ${w.start}")
+        }
+      }
+      def put(start: Long, end: Long, rows: Long, buffer: InternalRow): Unit = {
+        store.put(keyOf(key, start), value(new GenericInternalRow(Array[Any](null,
+          new GenericInternalRow(Array[Any](end, rows, evaluator.toSerialized(buffer)))))))
+        written += 1
       }
       open.foreach { w =>
         if (w.changed || java.util.Arrays.binarySearch(loaded.starts, w.start) < 0) {
-          val buffer = w.contents match {
-            case b: BufferContents => evaluator.toSerialized(b.aggregationBuffer)
+          w.contents match {
+            case b: BufferContents => put(w.start, w.end, w.held, b.aggregationBuffer)
             case other => throw new IllegalStateException(s"a slice-fed window holds a buffer, not ${other.getClass.getSimpleName}")
           }
-          store.put(keyOf(key, w.start), value(new GenericInternalRow(Array[Any](null,
-            new GenericInternalRow(Array[Any](w.end, w.held, buffer))))))
-          written += 1
         }
       }
+      slices.foreach { e => if (e.changed) put(e.start, e.end, e.rows, e.buffer) }
       if (forget) {
         if (loaded.stored) { store.remove(recordKeyOf(key)); removed += 1 }
       } else {
-        val starts = new GenericArrayData(open.map(w => w.start: Any))
+        val starts = new GenericArrayData((open.map(_.start) ++ slices.map(_.start)).sorted.map(s => s: Any))
         if (state.progress > latestProgress) latestProgress = state.progress
         store.put(recordKeyOf(key), value(new GenericInternalRow(Array[Any](new GenericInternalRow(Array[Any](
           state.progress, if (deadline == Long.MaxValue) null else deadline, starts)), null))))

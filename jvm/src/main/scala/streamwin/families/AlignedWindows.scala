@@ -30,6 +30,9 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
   /** The offset reduced into [0, step), so that the alignment arithmetic never overflows. */
   val alignment: Long = Math.floorMod(offset, step)
 
+  /** Windows overlap (step < size): each slice is shared by several windows. */
+  def overlapping: Boolean = step < size
+
   /** Start of the slice holding `t`. */
   def sliceStart(t: Long): Long = t - Math.floorMod(t - alignment, slice)
 
