@@ -120,6 +120,8 @@ def sparkLineProject(line: String): Project =
       // Spark is provided by the cluster: on the compile and test classpaths, never in the jar.
       Compile / unmanagedJars ++= SparkReleases.sparkJars(sparkJarsFolder.value).map(Attributed.blank),
       libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      // DocsScalaSnippetsSuite compiles the Scala blocks of docs/ in process, with the line's own Scala.
+      libraryDependencies += "org.scala-lang" % "scala-compiler" % scalaVersion.value % Test,
       Compile / packageBin / artifactPath :=
         (ThisBuild / baseDirectory).value / "dist" / s"streamwin-spark${line}_${scalaBinaryVersion.value}.jar",
       Compile / packageBin / packageOptions += Package.ManifestAttributes(
@@ -132,6 +134,8 @@ def sparkLineProject(line: String): Project =
       Test / fork := true,
       Test / parallelExecution := false,
       Test / javaOptions ++= Seq("-Xmx3g", "-Xss4m") ++ sparkJavaOptions,
+      // Where the checkout is, for suites that read its files (DocsScalaSnippetsSuite reads docs/ and README.md).
+      Test / javaOptions += s"-Dstreamwin.checkout=${(ThisBuild / baseDirectory).value}",
       Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
       dist := {
         val jar = (Compile / packageBin).value

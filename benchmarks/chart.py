@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/chart.py benchmarks/results/latest.json benchmarks/results/latest.png
 
 ``benchmarks/run.py`` calls :func:`draw_chart` at the end of a run (``--chart PATH``; by default next to
-``results/latest.json``). Needs matplotlib (``pip install 'streamwin[plot]'``, in requirements-dev.txt).
+``results/latest.json``). Needs matplotlib (in requirements-dev.txt; or ``pip install matplotlib``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Pictures of windows: one key's rows on the time (or order) axis, and the windows over them as bars.
 
-Needs matplotlib, the optional extra ``streamwin[plot]`` (``pip install 'streamwin[plot]'``); it is
-imported only when a picture is drawn. :func:`plot_windows` returns a matplotlib ``Figure``, which a
+Needs matplotlib (``pip install matplotlib``, or the wheel built by ``bin/wheel`` installed with its
+``plot`` extra: ``pip install 'dist/streamwin-0.1.0-py3-none-any.whl[plot]'``); it is imported only
+when a picture is drawn. :func:`plot_windows` returns a matplotlib ``Figure``, which a
 notebook shows as it is, and which ``path=`` (or ``figure.savefig``) writes as a PNG.
 
 Each bar is one window output, coloured by its ``kind``: ``final`` (blue), ``partial`` (orange),
@@ -53,8 +54,8 @@ def _matplotlib() -> Any:
         from matplotlib.figure import Figure  # noqa: F401 (checks the install is complete)
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "streamwin.plot needs matplotlib: install the optional extra with "
-            "`pip install 'streamwin[plot]'` (or `pip install matplotlib`)"
+            "streamwin.plot needs matplotlib: `pip install matplotlib` (or install streamwin's wheel "
+            "with its `plot` extra, `pip install '<the wheel>.whl[plot]'`)"
         ) from error
     return matplotlib
 

@@ -456,21 +456,29 @@ def split(
     row; a null predicate counts as false. Each window is emitted (``final``) when the next one
     starts; the last open window is emitted at the end of the input as ``partial``. Stateful rules
     become a column computed with window functions first (window functions cannot sit inside the
-    predicate itself), e.g. KX's high-water mark (split where a value exceeds every earlier one)::
-
-        hwm = F.max("val").over(Window.partitionBy("k").orderBy("seq").rowsBetween(Window.unboundedPreceding, -1))
-        flagged = df.withColumn("new_high", F.col("val") > F.coalesce(hwm, F.lit(15)))
-        flagged.groupBy("k", sw.split("new_high", order_by="seq"))
+    predicate itself).
 
     Example
     -------
-    >>> from pyspark.sql import SparkSession, functions as F
+    >>> from pyspark.sql import SparkSession, Window, functions as F
     >>> import streamwin as sw
     >>> spark = sw.configure(SparkSession.builder.master("local[1]")).getOrCreate()
     >>> df = spark.createDataFrame([(1, "run"), (2, "run"), (3, "new"), (4, "run")], "seq int, status string")
     >>> out = df.groupBy(sw.split(F.col("status") == "new", order_by="seq")).agg(F.collect_list("seq").alias("rows"))
     >>> [(r.window.kind, r.rows) for r in out.orderBy("window").collect()]
     [('final', [1, 2]), ('partial', [3, 4])]
+
+    KX's high-water mark, starting at 15: a window starts at a value above every earlier value and
+    above 15 (the mark is the larger of the two; ``greatest`` skips the null before a key's first row):
+
+    >>> vals = spark.createDataFrame([("a", i, v) for i, v in enumerate([0, 1, 5, 14, 15, 16, 17, 18, 16, 17, 16])],
+    ...                              "k string, seq long, val long")
+    >>> earlier = Window.partitionBy("k").orderBy("seq").rowsBetween(Window.unboundedPreceding, -1)
+    >>> mark = F.greatest(F.max("val").over(earlier), F.lit(15))
+    >>> flagged = vals.withColumn("new_high", F.col("val") > mark)
+    >>> out = flagged.groupBy("k", sw.split("new_high", order_by="seq")).agg(F.collect_list("val").alias("vals"))
+    >>> [(r.window.kind, r.vals) for r in out.orderBy("window").collect()]
+    [('final', [0, 1, 5, 14, 15]), ('final', [16]), ('final', [17]), ('partial', [18, 16, 17, 16])]
     """
     return _window("sw_split", [_to_col(predicate)],
                    {"order_by": order_by, "partition_by": partition_by, **policies})

@@ -7,7 +7,8 @@ import org.apache.spark.sql.Row
  * `.qsp.window.global` with a custom trigger function. The rule sees every row of a key in
  * `order_by` order, with the state it returned for the previous row (`initialState` for the first
  * row of each key), and says whether this row starts a new window. Use it with
- * [[functions.splitBy]]; it must be serializable, as it runs on the executors.
+ * [[functions.splitBy]] (`sw.splitBy` after `import streamwin.api.{functions => sw}`); it must be
+ * serializable, as it runs on the executors.
  *
  * On a stream the state is kept in the checkpoint. Numbers, strings, decimals and byte arrays are stored as
  * values; any other state is Java-serialized and read back through a class filter that admits Java's and
@@ -16,7 +17,7 @@ import org.apache.spark.sql.Row
  * naming the class.
  *
  * {{{
- *   // KX's high-water-mark example: a window ends whenever a value exceeds every earlier one (start: 15).
+ *   // KX's high-water-mark example: a window starts at a value above every earlier one and 15.
  *   object HighWaterMark extends SplitTrigger[Int] {
  *     def initialState: Int = 15
  *     def next(mark: Int, row: Row): (Int, Boolean) = {
@@ -24,7 +25,7 @@ import org.apache.spark.sql.Row
  *       if (v > mark) (v, true) else (mark, false)
  *     }
  *   }
- *   df.groupBy(splitBy(HighWaterMark, Seq(col("val")), col("seq"))).agg(collect_list("val"))
+ *   df.groupBy(sw.splitBy(HighWaterMark, Seq(col("val")), col("seq"))).agg(collect_list("val"))
  * }}}
  */
 trait SplitTrigger[S] extends Serializable {

@@ -16,9 +16,11 @@ import streamwin.families._
  * The SQL functions themselves are listed here too ([[sqlFunctions]]), so a new window family is
  * added to SQL and Scala in this one file (besides its definition under `streamwin.families`).
  *
+ * Import it under a name: `count` and `split` are in Spark's `org.apache.spark.sql.functions` too.
  * {{{
- *   import streamwin.api.functions._
- *   df.groupBy(col("sensor"), tumbling(col("ts"), "10 seconds")).agg(avg("temp"))
+ *   import org.apache.spark.sql.functions._
+ *   import streamwin.api.{functions => sw}
+ *   df.groupBy(col("sensor"), sw.tumbling(col("ts"), "10 seconds")).agg(avg("temp"))
  * }}}
  */
 object functions {
@@ -37,7 +39,7 @@ object functions {
    * (`order_by`, `lateness`, `late`, `emit`, `count_trigger`, `emit_empty`, `emit_every`, `idle_timeout`) and
    * any option of the function. Values are Columns or literals (strings, numbers, booleans, `java.time.Duration`s).
    * {{{
-   *   df.groupBy(col("sensor"), withOptions(tumbling(col("ts"), "10 seconds"),
+   *   df.groupBy(col("sensor"), sw.withOptions(sw.tumbling(col("ts"), "10 seconds"),
    *     "lateness" -> "2 seconds", "order_by" -> col("offset"), "late" -> "passthrough"))
    * }}}
    */
