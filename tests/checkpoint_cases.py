@@ -57,7 +57,10 @@ class Case(NamedTuple):
 # policies, select forms) join once their rows are kept per window too (docs/streaming.md, Upgrades).
 CASES: dict[str, Case] = {
     "tumbling": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, True),
+    # Written when overlapping hopping windows kept one state row per window; the stores of later
+    # versions keep one per slice (hopping-slices), and go on from these.
     "hopping": Case(_agg(lambda: sw.hopping("ts", "20 seconds", "5 seconds")), False, True),
+    "hopping-slices": Case(_agg(lambda: sw.hopping("ts", "20 seconds", "5 seconds")), False, True),
     "session": Case(_agg(lambda: sw.session("ts", "6 seconds")), False, True),
 }
 # A checkpoint of streamwin's first streaming host (transformWithState, never released as stable): kept

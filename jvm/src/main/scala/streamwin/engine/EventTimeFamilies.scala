@@ -182,42 +182,78 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
    */
   private def placeSharedSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
     val t = slice.time
-    var entered = false
-    var shared = false
+    // The windows holding t start from `first` to t; those progress passed (the oldest) fired already.
     var start = spec.firstStartEndingAfter(t)
-    while (start <= t) {
-      val end = start + spec.size
-      if (op.reached(end + lateness)) op.late(start, end, null)
-      else {
+    while (start <= t && op.reached(start + spec.size + lateness)) {
+      op.late(start, start + spec.size, null)
+      start += spec.step
+    }
+    if (start > t) return false
+    val oldest = op.state.firstWindow
+    if (oldest == null || (oldest.contents eq NoContents)) openMissing(start, t, op)
+    else {
+      // Windows stored with buffers of their own start before every window made of shared slices.
+      var shared = false
+      while (start <= t) {
         var w = op.state.window(start)
-        if (w == null) w = op.open(start, end, NoContents)
-        if (w.contents eq NoContents) { w.changed = true; shared = true }
+        if (w == null) w = op.open(start, start + spec.size, NoContents)
+        if (w.contents eq NoContents) shared = true
         else {
           w.contents.mergeSlice(slice.buffer)
           op.enteredSlice(w, slice)
         }
-        entered = true
+        start += spec.step
       }
-      start += spec.step
+      if (!shared) return true
     }
-    if (shared) op.state.sharedSlices.add(t, t + spec.slice, slice.buffer, slice.rows)
-    entered
+    op.state.sharedSlices.add(t, t + spec.slice, slice.buffer, slice.rows)
+    true
+  }
+
+  /**
+   * Opens the windows starting in [from, to] that are not open, without contents. A key's open windows
+   * are mostly one run of consecutive starts (slices come in time order): then only the windows before
+   * and after the run are looked at.
+   */
+  private def openMissing(from: Long, to: Long, op: KeyedWindowOperator): Unit = {
+    val oldest = op.state.firstWindow
+    val newest = op.state.lastWindow
+    val consecutive = oldest != null && op.state.windowCount == (newest.start - oldest.start) / spec.step + 1
+    var start = from
+    if (oldest == null || consecutive) {
+      val below = if (oldest == null) to else math.min(to, oldest.start - spec.step)
+      while (start <= below) { op.open(start, start + spec.size, NoContents); start += spec.step }
+      if (oldest != null) {
+        start = math.max(from, newest.start + spec.step)
+        while (start <= to) { op.open(start, start + spec.size, NoContents); start += spec.step }
+      }
+    } else {
+      while (start <= to) {
+        if (op.state.window(start) == null) op.open(start, start + spec.size, NoContents)
+        start += spec.step
+      }
+    }
   }
 
   /**
    * A stream read a key's shared slices back: the windows holding them that have not fired are open
    * (each was opened by the first of its slices, and a slice that came after a window fired is late
-   * for it, so not in it).
+   * for it, so not in it). Slices come by ascending start, so each window is looked at once.
    */
-  override def sharedSlicesRestored(op: KeyedWindowOperator): Unit =
+  override def sharedSlicesRestored(op: KeyedWindowOperator): Unit = {
+    // Windows stored with buffers of their own were restored before: look each window up only then.
+    val noneOpen = op.state.firstWindow == null
+    var next = Long.MinValue
     op.state.sharedSlices.entries.foreach { e =>
-      var start = spec.firstStartEndingAfter(e.start)
+      var start = math.max(spec.firstStartEndingAfter(e.start), next)
+      while (start <= e.start && op.reached(start + spec.size + lateness)) start += spec.step
       while (start <= e.start) {
-        val end = start + spec.size
-        if (!op.reached(end + lateness) && op.state.window(start) == null) op.open(start, end, NoContents)
+        if (noneOpen || op.state.window(start) == null) op.open(start, start + spec.size, NoContents)
         start += spec.step
       }
+      next = math.max(next, start)
     }
+  }
 
   /** A stored row of a key's state is one of its shared slices when it spans a slice, not a window. */
   override def storesSharedSlice(start: Long, end: Long): Boolean = spec.overlapping && end - start == spec.slice
