@@ -146,16 +146,10 @@ final class KeptSlices(evaluator: AggregateEvaluator) {
  * assembled from its slices when it fires, merged in time order.
  */
 final class SharedSlices(evaluator: AggregateEvaluator) {
-  /**
-   * One slice: its buffer (owned), its input row count, whether it has a state row (`stored`) and
-   * whether it changed since that row was written.
-   */
-  final class Entry(val start: Long, val end: Long, val buffer: InternalRow, var rows: Long, var stored: Boolean,
-      var changed: Boolean)
+  /** One slice: its buffer (owned), its input row count, and whether it changed since it was read back. */
+  final class Entry(val start: Long, val end: Long, val buffer: InternalRow, var rows: Long, var changed: Boolean)
 
   private val slices = new java.util.TreeMap[java.lang.Long, Entry]
-  // Stored slices dropped since they were read: their state rows go.
-  private val dropped = new scala.collection.mutable.ArrayBuffer[Long]
   private val scratch = evaluator.newBuffer()
 
   def size: Int = slices.size
@@ -163,12 +157,12 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
 
   /** A slice [start, end) read back from its state row. */
   def restore(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit =
-    slices.put(start, new Entry(start, end, buffer, rows, stored = true, changed = false))
+    slices.put(start, new Entry(start, end, buffer, rows, changed = false))
 
   /** Adds a slice's rows: merged into the slice [start, end) kept, or kept (the slices own `buffer` then). */
   def add(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit = {
     val kept = slices.get(start)
-    if (kept == null) slices.put(start, new Entry(start, end, buffer, rows, stored = false, changed = true))
+    if (kept == null) slices.put(start, new Entry(start, end, buffer, rows, changed = true))
     else {
       evaluator.merge(kept.buffer, buffer)
       kept.rows += rows
@@ -184,16 +178,8 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
     evaluator.evaluate(scratch)
   }
 
-  /** Drops the slices before `time` (no open window holds them); returns how many. */
-  def dropBefore(time: Long): Int = {
-    var n = 0
-    while (!slices.isEmpty && slices.firstKey < time) {
-      val e = slices.pollFirstEntry().getValue
-      if (e.stored) dropped += e.start
-      n += 1
-    }
-    n
-  }
+  /** Drops the slices before `time` (no open window holds them; a stream removes their rows as it saves). */
+  def dropBefore(time: Long): Unit = slices.headMap(time, false).clear()
 
   /** The slices, by ascending start. */
   def entries: Iterator[Entry] = {
@@ -204,13 +190,7 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
     }
   }
 
-  /** Starts of the slices dropped since they were read back from their state rows. */
-  def droppedStarts: Seq[Long] = dropped.toSeq
-
-  def clear(): Unit = {
-    slices.clear()
-    dropped.clear()
-  }
+  def clear(): Unit = slices.clear()
 }
 
 /**
