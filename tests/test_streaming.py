@@ -529,6 +529,36 @@ def test_overlapping_hopping_windows_keep_their_slices_as_state_rows(spark, tmp_
                                        ("b", utc(30), utc(35), 1, (1, 1, 1))]
 
 
+def test_cumulative_windows_keep_their_period_slices_as_state_rows(spark, tmp_path):
+    # Cumulate 20 s every 5 s: each 5 s slice is one state row, shared by the windows of its period that
+    # hold it; a window is assembled from its period's slices when it fires.
+    rows = [("a", 1, 0, 1, False), ("a", 7, 1, 5, False), ("a", 12, 2, 3, False), ("b", 4, 3, 2, False),
+            ("a", 23, 4, 7, False), ("a", 26, 5, 4, False), ("b", 31, 6, 1, False)]
+    _write_splits(tmp_path / "in", rows, [4])
+    out = _source(spark, tmp_path / "in", "5 seconds").groupBy("k", sw.cumulate("ts", "20 seconds", "5 seconds")).agg(
+        F.sum("v").alias("sv"), F.count("*").alias("n"))
+    checkpoint = tmp_path / "checkpoint"
+    result = _run_to_end(spark, out, checkpoint, "append")
+    # The watermark (31 - 5 = 26 s) closed the windows ending by 26 s.
+    assert sorted((r.k, r.window.start.timestamp(), r.window.end.timestamp(), r.sv, r.n) for r in result) == [
+        ("a", 0.0, 5.0, 1, 1), ("a", 0.0, 10.0, 6, 2), ("a", 0.0, 15.0, 9, 3), ("a", 0.0, 20.0, 9, 3),
+        ("a", 20.0, 25.0, 7, 1),
+        ("b", 0.0, 5.0, 2, 1), ("b", 0.0, 10.0, 2, 1), ("b", 0.0, 15.0, 2, 1), ("b", 0.0, 20.0, 2, 1)]
+
+    def utc(seconds: int):
+        return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+    state = spark.read.format("statestore").load(str(checkpoint))
+    records = {r.key.k: r.value.record for r in state.where("key.window_start IS NULL").collect()}
+    # Key a's open windows [20, 30), [20, 35) and [20, 40) share both slices of the period so far.
+    assert (records["a"].deadline, records["a"].windows) == (utc(30), [utc(20), utc(25)])
+    assert (records["b"].deadline, records["b"].windows) == (utc(35), [utc(30)])
+    slices = state.where("key.window_start IS NOT NULL").collect()
+    assert sorted((r.key.k, r.key.window_start, r.value.window.end, r.value.window.rows, tuple(r.value.window.buffer))
+                  for r in slices) == [("a", utc(20), utc(25), 1, (7, 1, 1)), ("a", utc(25), utc(30), 1, (4, 1, 1)),
+                                       ("b", utc(30), utc(35), 1, (1, 1, 1))]
+
+
 @pytest.mark.parametrize("window_of", [lambda: sw.tumbling("ts", "10 seconds"), lambda: sw.count(3, order_by="seq")],
                          ids=["slices", "rows"])
 def test_the_avro_state_encoding_is_refused_naming_the_setting(spark, tmp_path, window_of):

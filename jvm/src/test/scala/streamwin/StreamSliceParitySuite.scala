@@ -15,7 +15,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine}
 import streamwin.execution.{EngineFeeder, RowStore, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
-import streamwin.families.{SessionWindowSpec, TimeWindowSpec}
+import streamwin.families.{CumulateWindowSpec, SessionWindowSpec, TimeWindowSpec}
 import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
 
 /**
@@ -42,6 +42,9 @@ class StreamSliceParitySuite extends AnyFunSuite {
     "hopping 9s step 3s offset 1s" -> TimeWindowSpec("sw_hopping", 9 * S, 3 * S, 1 * S),
     "hopping 3s step 7s (gaps)" -> TimeWindowSpec("sw_hopping", 3 * S, 7 * S, 0),
     "timer 10s (ingest_time)" -> TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0),
+    "cumulate 12s step 3s" -> CumulateWindowSpec(12 * S, 3 * S, 0),
+    "cumulate 10s step 2s offset 3s" -> CumulateWindowSpec(10 * S, 2 * S, 3 * S),
+    "cumulate 5s step 5s" -> CumulateWindowSpec(5 * S, 5 * S, 0),
     "session 5s" -> SessionWindowSpec(5 * S, dynamicGap = false, None),
     "session 2s" -> SessionWindowSpec(2 * S, dynamicGap = false, None))
 
@@ -78,6 +81,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
       // Overlapping windows keep their slices as state rows; other windows keep one row per window.
       spec match {
         case t: TimeWindowSpec => assert((outputs.map(_._3).sum > 0) == t.overlapping)
+        case c: CumulateWindowSpec => assert((outputs.map(_._3).sum > 0) == (c.size > c.step))
         case _ =>
       }
     }
@@ -112,6 +116,8 @@ class StreamSliceParitySuite extends AnyFunSuite {
     assert(hopping.streamSlice(WindowPolicies.Default.copy(arrivalOrder = true), WindowColumns(ts, None, Some(v))).isEmpty)
     assert(TimeWindowSpec("sw_timer", 10 * S, 10 * S, 0, processingTime = true)
       .streamSlice(WindowPolicies.Default, columns).isEmpty)
+    assert(CumulateWindowSpec(60 * S, 10 * S, 0).streamSlice(WindowPolicies.Default, columns).isDefined)
+    assert(CumulateWindowSpec(60 * S, 10 * S, 0).streamSlice(WindowPolicies.Default.copy(lateness = S), columns).isEmpty)
     assert(SessionWindowSpec(5 * S, dynamicGap = false, None).streamSlice(WindowPolicies.Default, columns).isDefined)
     assert(SessionWindowSpec(5 * S, dynamicGap = false, Some(20 * S)).streamSlice(WindowPolicies.Default, columns).isEmpty)
     assert(SessionWindowSpec(0, dynamicGap = true, None).streamSlice(WindowPolicies.Default, columns).isEmpty)
@@ -155,6 +161,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
           stored.getOrElseUpdate(name, ArrayBuffer()) += key.getLong(1)
           c.spec match {
             case t: TimeWindowSpec if value.getStruct(1, 3).getLong(0) - key.getLong(1) < t.size => sharedSliceRows += 1
+            case c: CumulateWindowSpec if value.getStruct(1, 3).getLong(0) - key.getLong(1) < c.size => sharedSliceRows += 1
             case _ =>
           }
         }

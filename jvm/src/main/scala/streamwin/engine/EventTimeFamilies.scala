@@ -260,7 +260,7 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
     if (w.contents ne NoContents) super.output(w, kind, op)
-    else if (op.state.hasSharedSlices) op.contents.output.values(w.start, w.end, kind, op.state.sharedSlices.aggregate(w.start, w.end - 1))
+    else if (op.state.hasSharedSlices) op.contents.output.values(w.start, w.end, kind, op.state.sharedSlices.aggregate(w.start, w.end - 1, spec.size, spec.alignment))
     else op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end - 1))
 
   // A stream's shared slices go once no open window holds them.

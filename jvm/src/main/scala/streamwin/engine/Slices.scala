@@ -150,17 +150,29 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
   final class Entry(val start: Long, val end: Long, val buffer: InternalRow, var rows: Long, var changed: Boolean)
 
   private val slices = new java.util.TreeMap[java.lang.Long, Entry]
-  private val scratch = evaluator.newBuffer()
+
+  // Windows fire in start order, so they are assembled by a sweep over copies of the slices in
+  // [[TimestampSlices]]' blocks (a window long): two merges per window instead of one per slice it holds,
+  // in an association fixed by the window's range alone, however micro-batches cut the stream. A slice
+  // the sweep copied that changes, or a window that starts before the previous one, makes it start again.
+  private var sweep: TimestampSlices = null
+  private var sweptFrom = Long.MinValue
 
   def size: Int = slices.size
   def isEmpty: Boolean = slices.isEmpty
 
   /** A slice [start, end) read back from its state row. */
-  def restore(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit =
+  def restore(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit = {
+    changing(start)
     slices.put(start, new Entry(start, end, buffer, rows, changed = false))
+  }
+
+  private def changing(start: Long): Unit =
+    if (sweep != null && start >= sweptFrom && start <= sweep.lastTime) sweep = null
 
   /** Adds a slice's rows: merged into the slice [start, end) kept, or kept (the slices own `buffer` then). */
   def add(start: Long, end: Long, buffer: InternalRow, rows: Long): Unit = {
+    changing(start)
     val kept = slices.get(start)
     if (kept == null) slices.put(start, new Entry(start, end, buffer, rows, changed = true))
     else {
@@ -170,12 +182,27 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
     }
   }
 
-  /** The aggregate of the slices with from <= start <= to, merged in time order. */
-  def aggregate(from: Long, to: Long): InternalRow = {
-    evaluator.initialize(scratch)
-    val it = slices.subMap(from, true, to, true).values().iterator()
-    while (it.hasNext) evaluator.merge(scratch, it.next().buffer)
-    evaluator.evaluate(scratch)
+  /**
+   * The aggregate of the slices with from <= start <= to, merged in time order, for windows no longer
+   * than `blockLength` whose starts are `blockOffset` plus multiples of it or lie between.
+   */
+  def aggregate(from: Long, to: Long, blockLength: Long, blockOffset: Long): InternalRow = {
+    if (sweep == null || sweep.blockLength != blockLength || sweep.blockOffset != blockOffset || from < sweptFrom) {
+      sweep = new TimestampSlices(evaluator, blockLength, blockOffset)
+    }
+    sweptFrom = from
+    val next = if (sweep.isEmpty) from else math.max(sweep.lastTime + 1, from)
+    if (next <= to) {
+      val it = slices.subMap(next, true, to, true).values().iterator()
+      while (it.hasNext) {
+        val e = it.next()
+        // A copy: the sweep folds its buffers in place.
+        val copy = evaluator.newBuffer()
+        evaluator.merge(copy, e.buffer)
+        sweep.keep(e.start, copy)
+      }
+    }
+    sweep.aggregate(from, to)
   }
 
   /** Drops the slices before `time` (no open window holds them; a stream removes their rows as it saves). */
@@ -190,7 +217,10 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
     }
   }
 
-  def clear(): Unit = slices.clear()
+  def clear(): Unit = {
+    slices.clear()
+    sweep = null
+  }
 }
 
 /**
@@ -200,15 +230,19 @@ final class SharedSlices(evaluator: AggregateEvaluator) {
  * a FIFO's association depends on when it flipped, so a batch and a stream (which makes its buffers again
  * after each stored micro-batch) gave floating-point sums that differed in their last bits.
  *
- * Time is cut into blocks of `blockLength`, a window's length, so that a window [from, to] spans two
- * blocks. It merges, in time order: the suffix of its first block from `from` (folded from the block's
- * end, kept per timestamp once made), and the prefix of its second block up to `to` (folded from the
- * block's start, kept per timestamp). Two merges per window whatever its number of timestamps, and up to
- * two buffers per timestamp. (Windows longer than two blocks merge the blocks between, in order; one
- * within a block merges its buffers one by one.) Windows come in order: `from` and `to` never go back.
+ * Time is cut into blocks of `blockLength`, a window's length, from `blockOffset`, so that a window
+ * [from, to] spans two blocks. It merges, in time order: the suffix of its first block from `from` (folded
+ * from the block's end, kept per timestamp once made), and the prefix of its second block up to `to`
+ * (folded from the block's start, kept per timestamp). Two merges per window whatever its number of
+ * timestamps, and up to two buffers per timestamp. (Windows longer than two blocks merge the blocks
+ * between, in order; one within a block is its block's prefix when it starts with the block, as aligned
+ * windows do, and merges its buffers one by one otherwise.) Windows come in order: `from` and `to` never
+ * go back.
  */
-final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long) {
+final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long, val blockOffset: Long = 0L) {
   require(blockLength > 0, "blockLength must be positive")
+
+  private def blockOf(time: Long): Long = Math.floorDiv(time - blockOffset, blockLength)
 
   private final class Entry(val time: Long, val buffer: InternalRow, val prefix: InternalRow) {
     // The buffer itself, once folded with the newer ones (see makeSuffixes).
@@ -234,7 +268,7 @@ final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long
   /** Keeps the buffer of timestamp `time`, after every timestamp kept so far; the slices own `buffer` from now on. */
   def keep(time: Long, buffer: InternalRow): Unit = {
     require(time > lastTime, s"timestamp $time is not after the newest kept one, $lastTime")
-    val index = Math.floorDiv(time, blockLength)
+    val index = blockOf(time)
     if (blocks.isEmpty || blocks.last.index != index) blocks.append(new Block(index))
     val block = blocks.last
     val prefix =
@@ -271,8 +305,8 @@ final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long
    */
   def aggregate(from: Long, to: Long): InternalRow = {
     dropBefore(from)
-    val firstIndex = Math.floorDiv(from, blockLength)
-    val lastIndex = Math.floorDiv(to, blockLength)
+    val firstIndex = blockOf(from)
+    val lastIndex = blockOf(to)
     evaluator.initialize(scratch)
     val it = blocks.iterator
     var going = true
@@ -280,8 +314,9 @@ final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long
       val block = it.next()
       if (block.index > lastIndex) going = false
       else if (block.index == lastIndex) {
-        if (firstIndex == lastIndex) {
-          // A window within one block (only when it is shorter than a block): its buffers one by one.
+        if (firstIndex == lastIndex && from > block.index * blockLength + blockOffset) {
+          // A window within one block that starts after the block does (only when it is shorter than a
+          // block): its buffers one by one. (One that starts with the block is its prefix, below.)
           var i = block.first
           while (i < block.entries.size && block.entries(i).time <= to) {
             evaluator.merge(scratch, block.entries(i).buffer)

@@ -25,7 +25,8 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
   require(size > 0 && step > 0 && size % step == 0, "0 < step, size a multiple of step")
   override def function: String = Cumulate.sql.name
 
-  private val alignment: Long = Math.floorMod(offset, size)
+  /** Where periods start: `offset` reduced into [0, size). */
+  val alignment: Long = Math.floorMod(offset, size)
 
   /** Start of the period holding `t`. */
   def periodStart(t: Long): Long = t - Math.floorMod(t - alignment, size)
@@ -47,6 +48,15 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
     if (policies.replaysRows) GroupByPlan.ReplayRows
     else GroupByPlan.Slices(SliceStart(columns.timeOrOrder, step, Math.floorMod(alignment, step)), Nil, preAggregate = true)
+  // A stream's step-long slices, pre-aggregated per micro-batch as for hopping windows (no policies:
+  // lateness and late rows need each row's time).
+  override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[StreamSlices] =
+    if (policies != WindowPolicies.Default) None
+    else planGroupBy(policies, columns) match {
+      case GroupByPlan.Slices(slice, Nil, true) => Some(StreamSlices(slice, Nil))
+      case _ => None
+    }
+
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
   override def family(policies: WindowPolicies): WindowFamily = CumulativeWindows(this, policies.lateness)
 }
@@ -70,6 +80,11 @@ final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) ext
    */
   override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
     val t = slice.time
+    if (!slice.inOrder) {
+      // A stream's slices: a period's windows share them; a period of one window aggregates its own.
+      return if (spec.size > spec.step) placeSharedSlice(slice, op)
+      else EventTimeFamily.placeSliceInFixed(Iterator(spec.periodStart(t)), spec.size, lateness, slice, op)
+    }
     op.state.keptSlices.keep(t, slice.buffer)
     val newest = op.state.windowsDownFrom(t)
     val newestKey = if (newest.hasNext) newest.next().start else Long.MinValue
@@ -77,11 +92,69 @@ final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) ext
     true
   }
 
+  /**
+   * A stream's slice ([[SharedSlices]]): kept once, shared by the windows of its period that hold it and
+   * are open or not opened yet (opened without contents); late for those already fired, as its rows would be.
+   */
+  private def placeSharedSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    val last = spec.periodStart(t) + spec.size
+    var end = spec.firstEndHolding(t)
+    while (end <= last && op.reached(end + lateness)) {
+      op.late(end - spec.size, end, null)
+      end += spec.step
+    }
+    if (end > last) return false
+    openUpTo(end, last, op)
+    op.state.sharedSlices.add(t, t + spec.step, slice.buffer, slice.rows)
+    true
+  }
+
+  /**
+   * A stream read a key's shared slices back: the windows holding them that have not fired are open (each
+   * was opened by the first of its slices, and a slice that came after a window fired is late for it).
+   */
+  override def sharedSlicesRestored(op: KeyedWindowOperator): Unit = {
+    var next = Long.MinValue
+    op.state.sharedSlices.entries.foreach { e =>
+      val last = spec.periodStart(e.start) + spec.size
+      var end = math.max(spec.firstEndHolding(e.start), next)
+      while (end <= last && op.reached(end + lateness)) end += spec.step
+      openUpTo(end, last, op)
+      next = math.max(next, last + spec.step)
+    }
+  }
+
+  /**
+   * Opens the windows of a period ending from `end` to `last` that are not open. A slice opens every
+   * window of its period from the first holding it to the last, and they fire by end: so once one is
+   * open, every later one is.
+   */
+  private def openUpTo(from: Long, last: Long, op: KeyedWindowOperator): Unit = {
+    var end = from
+    while (end <= last && op.state.window(end - spec.size) == null) {
+      op.open(end - spec.size, end, NoContents)
+      end += spec.step
+    }
+  }
+
+  /** A stored row of a key's state is one of its shared slices when it spans a step, not a period. */
+  override def storesSharedSlice(start: Long, end: Long): Boolean = spec.size > spec.step && end - start == spec.step
+
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
     if (w.contents eq NoContents) {
       val start = reportedStart(w)
-      op.contents.output.values(start, w.end, kind, op.state.keptSlices.aggregate(start, w.end - 1))
+      val aggregate =
+        if (op.state.hasSharedSlices) op.state.sharedSlices.aggregate(start, w.end - 1, spec.size, spec.alignment)
+        else op.state.keptSlices.aggregate(start, w.end - 1)
+      op.contents.output.values(start, w.end, kind, aggregate)
     } else super.output(w, kind, op)
+
+  // A stream's shared slices go once no open window holds them: every window of a period starts with it.
+  override def afterClose(op: KeyedWindowOperator): Unit = if (op.state.hasSharedSlices) {
+    val first = op.state.firstWindow
+    op.state.sharedSlices.dropBefore(if (first == null) Long.MaxValue else reportedStart(first))
+  }
 
   // A window fed slices was opened by a slice it holds.
   override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
