@@ -34,7 +34,7 @@ abstract class DelegatingParser(delegate: ParserInterface) extends ParserInterfa
 private[catalyst] object EkuiperParseErrors {
   // An eKuiper window call followed by FILTER that does not open `(WHERE`.
   private val filterWithoutWhere =
-    """(?is)\b(tumblingwindow|hoppingwindow|slidingwindow|sessionwindow|countwindow)\s*\([^()]*\)\s*filter\b(?!\s*\(\s*where\b)""".r
+    ("""(?is)\b(""" + EkuiperDialect.windowNames.mkString("|") + """)\s*\([^()]*\)\s*filter\b(?!\s*\(\s*where\b)""").r
 
   def explain(sqlText: String): Option[Exception] = filterWithoutWhere.findFirstMatchIn(sqlText).map { m =>
     StreamwinErrors.misuse(m.group(1).toUpperCase(Locale.ROOT),

@@ -43,8 +43,43 @@ object EkuiperDialect extends Rule[LogicalPlan] {
   /** The session conf naming the arrival order of count windows (default: the event time). */
   val OrderConf = "spark.streamwin.ekuiper.order"
 
-  private[catalyst] val windowNames = Set("tumblingwindow", "hoppingwindow", "slidingwindow", "sessionwindow", "countwindow")
-  private[catalyst] val boundNames = Set("window_start", "window_end")
+  /**
+   * eKuiper's window functions, as eKuiper writes them: the dialect recognises exactly these (any case),
+   * its arity errors quote their arguments, and docs/reference/sql.md lists them from here. Each example
+   * runs on the docs' `demo` stream (color, size, ts) with `spark.streamwin.ekuiper.timestamp` = ts.
+   */
+  val windows: Seq[EkuiperFunction] = Seq(
+    EkuiperFunction("TUMBLINGWINDOW", "(unit, size)",
+      "Tumbling windows of size units, aligned to natural time in the session time zone (sw_tumbling).",
+      "SELECT color, count(*) AS c, window_start(), window_end() FROM demo GROUP BY color, TUMBLINGWINDOW(ss, 2)"),
+    EkuiperFunction("HOPPINGWINDOW", "(unit, size, hop)",
+      "Windows of size units starting every hop units, aligned as TUMBLINGWINDOW (sw_hopping).",
+      "SELECT count(*) AS c, window_start() FROM demo GROUP BY HOPPINGWINDOW(ss, 4, 2)"),
+    EkuiperFunction("SLIDINGWINDOW", "(unit, size)",
+      "One window per row of the stream at time t, holding the rows of [t - size, t] (sw_sliding).",
+      "SELECT count(*) AS c, window_end() FROM demo GROUP BY SLIDINGWINDOW(ss, 2)"),
+    EkuiperFunction("SESSIONWINDOW", "(unit, max_duration, timeout)",
+      "Sessions of the stream that end timeout units after their last row, cut at aligned multiples of " +
+        "max_duration (sw_session with max_duration).",
+      "SELECT count(*) AS c, window_start(), window_end() FROM demo GROUP BY SESSIONWINDOW(ss, 60, 1)"),
+    EkuiperFunction("COUNTWINDOW", "(size[, interval])",
+      "Windows of size rows of the stream; with interval, at every interval-th row the latest size rows " +
+        "(sw_count, aligned at the end). Incomplete windows are not output.",
+      "SELECT count(*) AS c, sum(size) AS s FROM demo GROUP BY COUNTWINDOW(3, 1)"))
+
+  /** eKuiper's functions of the grouped window's bounds, in epoch milliseconds. */
+  val bounds: Seq[EkuiperFunction] = Seq(
+    EkuiperFunction("window_start", "()", "The start of the row's window, in epoch milliseconds.",
+      "SELECT window_start(), count(*) AS c FROM demo GROUP BY TUMBLINGWINDOW(ss, 2)"),
+    EkuiperFunction("window_end", "()", "The end of the row's window, in epoch milliseconds.",
+      "SELECT window_end(), max(size) AS biggest FROM demo GROUP BY TUMBLINGWINDOW(ss, 2) HAVING count(*) > 2"))
+
+  /** The time units of eKuiper's windows, written bare in any case, and the Spark unit each stands for. */
+  val timeUnits: Seq[(String, String)] =
+    Seq("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
+
+  private[catalyst] val windowNames = windows.map(_.name.toLowerCase(Locale.ROOT)).toSet
+  private[catalyst] val boundNames = bounds.map(_.name.toLowerCase(Locale.ROOT)).toSet
 
   private[catalyst] def nameOf(f: UnresolvedFunction): String = f.nameParts.last.toLowerCase(Locale.ROOT)
 
@@ -176,7 +211,7 @@ object EkuiperDialect extends Rule[LogicalPlan] {
 private final case class EkuiperWindow(sql: Expression, wholeStream: Boolean, whereAfter: Boolean, dropsIncomplete: Boolean)
 
 private object EkuiperWindow {
-  private val units = Map("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
+  private val units = EkuiperDialect.timeUnits.toMap
 
   def parse(call: UnresolvedFunction, conf: SQLConf): EkuiperWindow = {
     val name = EkuiperDialect.nameOf(call).toUpperCase(Locale.ROOT)
@@ -239,13 +274,18 @@ private object EkuiperWindow {
     }
   }
 
-  private def signature(name: String): String = name match {
-    case "TUMBLINGWINDOW" | "SLIDINGWINDOW" => "(unit, size)"
-    case "HOPPINGWINDOW" => "(unit, size, hop)"
-    case "SESSIONWINDOW" => "(unit, max_duration, timeout)"
-    case _ => "(size[, interval])"
-  }
+  private def signature(name: String): String = EkuiperDialect.windows.find(_.name == name).map(_.arguments).getOrElse("")
 }
+
+/**
+ * One function of eKuiper's window SQL.
+ *
+ * @param name        as eKuiper writes it (SQL matches it in any case)
+ * @param arguments   its argument list, in eKuiper's order
+ * @param description what it is here, and the `sw_*` function it becomes
+ * @param example     a query using it
+ */
+final case class EkuiperFunction(name: String, arguments: String, description: String, example: String)
 
 /** eKuiper's event time: a BIGINT of epoch milliseconds (eKuiper's own), or a TIMESTAMP as it is. */
 case class EkuiperEventTime(child: Expression) extends UnaryExpression with RuntimeReplaceable {
