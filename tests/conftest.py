@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 
+import pyspark
 import pytest
 from hypothesis import HealthCheck, settings
 from pyspark.sql import SparkSession
 
 import streamwin as sw
+from kafka_broker import kafka_jars
 
 # Each example runs Spark jobs: no deadline, and a budget that keeps the whole suite within CI's time.
 settings.register_profile(
@@ -31,6 +33,10 @@ def spark() -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
     )
+    # Spark's Kafka connector (tests/test_kafka.py): jars load only when the session starts.
+    connector = kafka_jars(pyspark.__version__).connector_jars
+    if connector:
+        builder = builder.config("spark.jars", ",".join(connector))
     session = sw.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
