@@ -30,8 +30,6 @@ from pyspark.sql.streaming import StreamingQuery
 
 import streamwin as sw
 
-#: The state store the script selects (sw.configure would too): it keeps the windows' state off the JVM heap.
-ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 #: The JSON value of an input record.
 READING_SCHEMA = "sensor STRING, ts TIMESTAMP, temp DOUBLE"
 SESSION_GAP = "30 seconds"
@@ -212,11 +210,10 @@ def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Run the queries until they stop (``--available-now``) or one fails."""
     args = parse_arguments(argv)
-    # The jars come from spark-submit's --jars and --packages (sw.configure would replace spark.jars).
-    spark = (SparkSession.builder.appName("streamwin-kafka-sensors")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_STATE_STORE)
-             .getOrCreate())
+    # sw.configure adds streamwin's jar to those of spark-submit's --jars and --packages (the connector),
+    # and selects the RocksDB state store, which keeps the windows' state off the JVM heap.
+    spark = sw.configure(SparkSession.builder.appName("streamwin-kafka-sensors")
+                         .config("spark.sql.session.timeZone", "UTC")).getOrCreate()
     queries = start_queries(spark, args.bootstrap_servers, args.input_topic, args.output_topic, args.output,
                             args.checkpoint, available_now=args.available_now,
                             trigger_interval=args.trigger_interval,

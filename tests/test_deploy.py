@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,36 @@ def test_local_cluster_executors_load_the_jar(tmp_path):
     result = run_app(tmp_path, "local-cluster[2,1,1024]", ["--conf", "spark.executor.memory=1g"])
     assert result["executors"] == 2
     assert {k: result[k] for k in EXPECTED} == EXPECTED
+
+
+CONFIGURE_APP = textwrap.dedent(
+    """
+    from pyspark.sql import SparkSession
+    import streamwin as sw
+
+    spark = sw.configure(SparkSession.builder.appName("streamwin-configure-keeps-jars")).getOrCreate()
+    print("JARS " + spark.conf.get("spark.jars"))
+    spark.stop()
+    """
+)
+
+
+def test_configure_under_spark_submit_keeps_the_submitted_jars(tmp_path):
+    # spark-submit --jars other.jar: sw.configure adds streamwin's jar to the submitted ones, never
+    # replaces them (a Kafka connector given to spark-submit must still reach the executors).
+    other = tmp_path / "other.jar"
+    with zipfile.ZipFile(other, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    app = tmp_path / "configure_app.py"
+    app.write_text(CONFIGURE_APP)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    cmd = [str(SPARK_SUBMIT), "--master", "local[1]", "--jars", str(other), "--conf", "spark.ui.enabled=false", str(app)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("JARS ")]
+    assert proc.returncode == 0 and lines, f"spark-submit failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    jars = lines[-1][len("JARS "):].split(",")
+    assert any(j.endswith("other.jar") for j in jars), jars
+    assert any(j.endswith(Path(sw.jar_path()).name) for j in jars), jars
 
 
 def test_jar_path_is_bundled_in_the_package():

@@ -106,13 +106,26 @@ ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBSta
 _STATE_STORE_KEY = "spark.sql.streaming.stateStore.providerClass"
 
 
+def _submitted_jars() -> list[str]:
+    """The jars spark-submit was given (``--jars``, and ``--packages`` once resolved), which a builder's own
+    ``spark.jars`` would replace: spark-submit hands them to the driver's JVM, which is already up."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return []
+    from pyspark import SparkContext
+
+    SparkContext._ensure_initialized()
+    submitted = SparkContext._jvm.java.lang.System.getProperty("spark.jars")  # type: ignore[union-attr]
+    return [j for j in str(submitted or "").split(",") if j]
+
+
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add the streamwin jar matching the installed Spark to a SparkSession builder and return it.
 
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
     ``SparkSessionExtensionsProvider`` service). Windows on streaming DataFrames keep their state in
     Spark's state store, on either provider; the RocksDB provider, which keeps it off the JVM heap, is
-    set too, unless the builder already names one. Jars already in ``spark.jars`` are kept. Call it
+    set too, unless the builder already names one. Jars already in ``spark.jars`` (the builder's, or
+    those given to ``spark-submit --jars`` or ``--packages``) are kept. Call it
     before ``getOrCreate()``: a running session cannot load jars. An unsupported Spark raises
     :class:`UnsupportedSparkVersionError` here, naming the running version and the supported ones.
 
@@ -132,7 +145,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         True
     """
     options = getattr(builder, "_options", {})
-    existing = [j for j in str(options.get("spark.jars", "")).split(",") if j]
+    existing = _submitted_jars() + [j for j in str(options.get("spark.jars", "")).split(",") if j]
+    existing = list(dict.fromkeys(existing))
     jar = jar_path()
     if jar not in existing:
         existing.append(jar)
