@@ -63,10 +63,12 @@ class KafkaBroker:
     """One Kafka process (``kafka.Kafka``), broker and KRaft controller, on free local ports, its data
     and log under ``folder``. New topics get ``partitions`` partitions.
 
-    Example::
+    Used as (tests/test_kafka.py starts one per test module)::
 
-        >>> broker = KafkaBroker(kafka_jars("4.3.0").broker, Path("/tmp/kafka"))   # doctest: +SKIP
-        >>> broker.start(); broker.bootstrap_servers; broker.stop()              # doctest: +SKIP
+        broker = KafkaBroker(kafka_jars("4.3.0").broker, Path("/tmp/kafka"))
+        broker.start()
+        print(broker.bootstrap_servers)
+        broker.stop()
     """
 
     def __init__(self, jars: Path, folder: Path, partitions: int = 3) -> None:
