@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, functions as F
 
+import streamwin as sw
 from streamwin import windows
-from streamwin.plot import axis_value, drawn_windows, plot_windows
+from streamwin.plot import (DROPPED_LABEL, axis_value, drawn_causes, drawn_marks, drawn_values, drawn_windows,
+                            plot_windows)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -41,7 +43,7 @@ def _expected_windows(picture) -> list[tuple[float, float, str]]:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_page_examples_print_what_the_page_shows(page: Path, spark, tmp_path: Path) -> None:
-    run = make_pictures.run_page(page, spark, tmp_path)
+    run = _run_page_leaving_settings_as_found(page, spark, tmp_path)
     for line, expected, actual in run.outputs:
         assert actual == expected, f"{page.name}:{line}: the example prints\n{actual}\nbut the page shows\n{expected}"
     for picture in run.pictures:
@@ -53,6 +55,189 @@ def test_page_examples_print_what_the_page_shows(page: Path, spark, tmp_path: Pa
         for (s0, e0, k0), (s1, e1, k1) in zip(drawn, expected):
             assert k0 == k1 and math.isclose(s0, s1, abs_tol=1e-8) and math.isclose(e0, e1, abs_tol=1e-8), \
                 f"{picture.name}: drew {(s0, e0, k0)}, the DataFrame has {(s1, e1, k1)}"
+        _check_marks(picture)
+        _check_causes(picture)
+        _check_values(picture)
+        if picture.name in _PICTURE_RULES:
+            _PICTURE_RULES[picture.name](picture)
+
+
+def _run_page_leaving_settings_as_found(page: Path, spark, tmp_path: Path):
+    """Run a page; then put back the spark.streamwin.* settings it changed (ekuiper-sql.md sets the eKuiper
+    timestamp column), so the tests after it see the session's own settings."""
+    def streamwin_settings() -> dict[str, str]:
+        return {k: v for k, v in spark.conf.getAll.items() if k.startswith("spark.streamwin.")}
+
+    before = streamwin_settings()
+    try:
+        return make_pictures.run_page(page, spark, tmp_path)
+    finally:
+        for name, value in streamwin_settings().items():
+            if name not in before:
+                spark.conf.unset(name)
+            elif value != before[name]:
+                spark.conf.set(name, before[name])
+
+
+def _rows_of(picture):
+    """The rows a picture drew as dots: its `rows` argument, or a select's own rows."""
+    rows = picture.args[1] if len(picture.args) > 1 else picture.kwargs.get("rows", picture.args[0])
+    for name, value in (picture.kwargs.get("key") or {}).items():
+        rows = rows.where(F.col(name) == F.lit(value))
+    return rows
+
+
+def _positions(df, position: str) -> list[float]:
+    return sorted({axis_value(r.p) for r in df.select(F.col(position).alias("p")).collect() if r.p is not None})
+
+
+def _same_positions(drawn: list[float], expected: list[float]) -> bool:
+    """Drawn positions are read back rounded (see streamwin.plot._tidy): equal within a microsecond."""
+    return len(drawn) == len(expected) and all(math.isclose(a, b, abs_tol=1e-8) for a, b in zip(drawn, expected))
+
+
+def _check_marks(picture) -> None:
+    """Marked rows are the rows the data says: a boolean column's true rows, a DataFrame's rows, and the
+    rows dropped as late are exactly the late rows (the metric's count; for a select, the rows it leaves out)."""
+    drawn = drawn_marks(picture.figure)
+    position = picture.kwargs.get("position")
+    selections = dict(picture.kwargs.get("marks") or {})
+    if "dropped" in picture.kwargs:
+        selections[DROPPED_LABEL] = picture.kwargs["dropped"]
+    assert set(drawn) == set(selections), f"{picture.name}: marks drawn {sorted(drawn)}"
+    rows = _rows_of(picture)
+    for text, selection in selections.items():
+        if isinstance(selection, DataFrame):
+            chosen = selection
+        else:
+            chosen = rows.where(F.col(selection) if isinstance(selection, str) else selection)
+        assert _same_positions(drawn[text], _positions(chosen, position)), \
+            f"{picture.name}: marks '{text}' drawn at {drawn[text]}, the data has {_positions(chosen, position)}"
+    if "dropped" in picture.kwargs:
+        windows_df = picture.args[0]
+        windows_df.collect()
+        late = sw.window_metrics(windows_df)["lateRowsDropped"]
+        assert late > 0 and len(drawn[DROPPED_LABEL]) == late, \
+            f"{picture.name}: {len(drawn[DROPPED_LABEL])} rows marked dropped, the query dropped {late}"
+        if position in windows_df.columns:  # a select returns every row but the late ones
+            left_out = sorted(set(_positions(rows, position)) - set(_positions(windows_df, position)))
+            assert _same_positions(drawn[DROPPED_LABEL], left_out), f"{picture.name}: dropped rows {left_out}"
+
+
+def _check_causes(picture) -> None:
+    """Every update output is linked to exactly the row its `cause` column names."""
+    cause = picture.kwargs.get("cause")
+    links = drawn_causes(picture.figure)
+    if cause is None:
+        assert links == [], picture.name
+        return
+    row_id = picture.kwargs.get("row_id") or picture.kwargs["position"]
+    where = {r.i: axis_value(r.p) for r in _rows_of(picture).select(
+        F.col(row_id).alias("i"), F.col(picture.kwargs["position"]).alias("p")).collect()}
+    window = picture.kwargs.get("window", "window")
+    expected = sorted((axis_value(r.s), axis_value(r.e), r.k, where[r.c]) for r in picture.args[0].select(
+        F.col(f"{window}.start").alias("s"), F.col(f"{window}.end").alias("e"), F.col(f"{window}.kind").alias("k"),
+        F.col(cause).alias("c")).collect() if r.c is not None)
+    assert len(links) == len(expected), f"{picture.name}: {len(links)} links, {len(expected)} outputs name a row"
+    for drawn, wanted in zip(sorted(links), expected):
+        assert drawn[2] == wanted[2] and all(math.isclose(a, b, abs_tol=1e-8) for a, b in
+                                             zip(drawn[:2] + drawn[3:], wanted[:2] + wanted[3:])), \
+            f"{picture.name}: linked {drawn}, the DataFrame has {wanted}"
+    updates = [w for w in drawn_windows(picture.figure) if w[2] == "update"]
+    assert len([link for link in links if link[2] == "update"]) == len(updates) > 0, \
+        f"{picture.name}: every update is linked to the row that made it"
+
+
+def _check_values(picture) -> None:
+    """The value panel plots each row's value at its position."""
+    value = picture.kwargs.get("value")
+    if value is None:
+        assert drawn_values(picture.figure) == [], picture.name
+        return
+    rows = _rows_of(picture).select(F.col(picture.kwargs["position"]).alias("p"), F.col(value).alias("v")).collect()
+    points = sorted((axis_value(r.p), float(r.v)) for r in rows if r.v is not None)
+    drawn = drawn_values(picture.figure)
+    assert _same_positions([x for x, _ in drawn], [x for x, _ in points]) and \
+        _same_positions([v for _, v in drawn], [v for _, v in points]), f"{picture.name}: values {drawn}"
+
+
+# What some pictures must show, checked on what they drew (each names the rule its page states).
+def _split_marks_start_windows(picture) -> None:
+    """split.png: the rows where the predicate fired are the starts of every window but the first."""
+    (marks,) = drawn_marks(picture.figure).values()
+    starts = sorted(start for start, _, _ in drawn_windows(picture.figure))
+    assert marks == starts[1:]
+
+
+def _punctuations_close_windows(picture) -> None:
+    """punctuation.png: a marker is in no window, and the row after each final window is a marker."""
+    (marks,) = drawn_marks(picture.figure).values()
+    windows_drawn = drawn_windows(picture.figure)
+    positions = _positions(_rows_of(picture), picture.kwargs["position"])
+    assert marks and not [m for m in marks for start, end, _ in windows_drawn if start <= m <= end]
+    for _, end, kind in windows_drawn:
+        if kind == "final":
+            assert min(p for p in positions if p > end) in marks
+
+
+def _delta_values_cut_windows(picture) -> None:
+    """delta.png: a window's rows stay within its first value + threshold; the next row is above it."""
+    threshold = picture.kwargs["threshold"]
+    values = dict(drawn_values(picture.figure))
+    for start, end, kind in drawn_windows(picture.figure):
+        inside = [v for p, v in values.items() if start <= p <= end]
+        assert max(inside) - values[start] <= threshold
+        after = [p for p in values if p > end]
+        if kind == "final":
+            assert values[min(after)] - values[start] > threshold
+
+
+def _updates_made_by_their_last_row(picture) -> None:
+    """policy-update.png: an update is made by a row of its window (the row it just added)."""
+    for start, end, kind, row in drawn_causes(picture.figure):
+        assert kind == "update" and start <= row < end
+
+
+def _early_updates_made_by_progress(picture) -> None:
+    """policy-emit-every.png: each update is made by a row that moved progress past a multiple of 5 s."""
+    rows = sorted((r.seq, r.second, axis_value(r.ts)) for r in _rows_of(picture).collect())
+    crossing = {round(x, 9) for n, (_, second, x) in enumerate(rows)  # rounded as drawn positions are
+                if n and second // 5 > max(s for _, s, _ in rows[:n]) // 5}
+    links = drawn_causes(picture.figure)
+    assert links and {round(row, 9) for _, _, _, row in links} <= crossing
+
+
+def _sessions_cut_at_max_duration(picture) -> None:
+    """session-max-duration.png: the sessions touch, and the cut falls on a multiple of max_duration."""
+    windows_drawn = drawn_windows(picture.figure)
+    assert len(windows_drawn) >= 2
+    for (_, end, _), (start, _, _) in zip(windows_drawn, windows_drawn[1:]):
+        assert end == start and round(end * 86400) % 10 == 0
+
+
+_PICTURE_RULES = {
+    "split.png": _split_marks_start_windows,
+    "punctuation.png": _punctuations_close_windows,
+    "delta.png": _delta_values_cut_windows,
+    "policy-update.png": _updates_made_by_their_last_row,
+    "policy-emit-every.png": _early_updates_made_by_progress,
+    "session-max-duration.png": _sessions_cut_at_max_duration,
+}
+
+
+def test_picture_rules_name_drawn_pictures() -> None:
+    drawn = {name for page in PAGES for block in make_pictures.parse_blocks(page.read_text()) for name, _ in block.pictures}
+    assert set(_PICTURE_RULES) <= drawn
+
+
+def test_pictures_label_rows_by_second() -> None:
+    """One convention: a picture that labels its rows labels them by their event time's second, as the
+    captions and the bars' lists name rows (the arrival order is `seq`, named in the text)."""
+    for page in PAGES:
+        for block in make_pictures.parse_blocks(page.read_text()):
+            for name, args in block.pictures:
+                found = re.search(r'row_label="(\w+)"', args)
+                assert found is None or found.group(1) == "second", f"{page.name}: {name} labels rows by {found.group(1)}"
 
 
 def test_readme_examples_run(spark) -> None:

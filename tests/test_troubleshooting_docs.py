@@ -20,6 +20,7 @@ from pyspark.sql.window import Window
 
 import streamwin as sw
 import streamwin._jar as jar_module
+from streamwin.plot import plot_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "troubleshooting.md"
@@ -390,6 +391,14 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
         "window_start(): takes no arguments": ekuiper(
             "SELECT window_start(1) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss, 10)"),
         "window_metrics needs a classic PySpark DataFrame": lambda: sw.window_metrics(42),
+        "plot_windows: `cause` is a column of a groupBy result": lambda: plot_windows(
+            d.select("seq", "ts", ts10), position="ts", cause="seq"),
+        "plot_windows: `threshold` draws a limit": lambda: plot_windows(
+            d.groupBy(ts10).count(), d, position="ts", threshold=1.0),
+        "plot_windows: `dropped`, `marks`, `cause` and `value` are about rows": lambda: plot_windows(
+            d.groupBy(ts10).count(), position="ts", value="temp"),
+        "plot_windows: the <kind> output of": lambda: plot_windows(
+            d.groupBy(ts10).agg(F.max(F.lit(99)).alias("made_by")), d, position="ts", cause="made_by", row_id="seq"),
     }
 
 
