@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 STREAMWIN_COLOUR = "#2f6db5"
 SPARK_COLOUR = "#b0b0b0"
 FLOOR_COLOUR = "#8cbf8c"
 
 
-def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None) -> Path:
-    """Write a horizontal bar chart of ``results`` (rows of run.py's table) to ``path`` and return it.
+def draw_chart(results: Union[Sequence[dict], dict], path: Path, title: Optional[str] = None) -> Path:
+    """Write a horizontal bar chart of ``results`` (rows of run.py's table, or a saved run: ``{"machine": ...,
+    "cases": [...]}``) to ``path`` and return it.
 
     Each case has two bars on a logarithmic rows/s axis, streamwin's and Spark's, and its ratio (Spark
     time / streamwin time: above 1, streamwin is faster) written at the right. A streaming case without a
@@ -38,10 +39,16 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
     >>> alone = {"case": "stream split", "rows": 1000, "streamwin_rows_per_s": 900, "share_of_floor": 0.9}
     >>> draw_chart(rows + [alone], out).exists()
     True
+    >>> python = {"case": "delta 40 on value", "rows": 1000, "streamwin_rows_per_s": 900, "spark_rows_per_s": 100,
+    ...           "ratio": 9.0, "baseline": "a Python pass over groupByKey"}
+    >>> saved = {"machine": {"cores": 2, "memory_gib": 23.5, "java": "OpenJDK 17", "spark": "4.3.0",
+    ...                      "date": "2026-11-27 23:59 UTC"}, "cases": rows + [python]}
+    >>> draw_chart(saved, out).exists()
+    True
     """
     from matplotlib.figure import Figure
 
-    cases = list(results)
+    cases = list(results["cases"] if isinstance(results, dict) else results)
     if not cases:
         raise ValueError("draw_chart: no results to draw")
     figure = Figure(figsize=(9.5, 0.9 + 0.42 * len(cases)), layout="constrained")
@@ -78,15 +85,26 @@ def draw_chart(results: Sequence[dict], path: Path, title: Optional[str] = None)
         ratio = row["ratio"]
         axes.text(top * 1.4, position, f"{ratio:.2f}x", va="center", fontsize=8,
                   color="#1b4f8a" if ratio >= 1 else "#a02c2c", fontweight="bold")
-    axes.set_yticks(list(positions), [row["case"] for row in cases], fontsize=8)
+    # A baseline that is not Spark's own query (delta: a Python pass) is named under its case.
+    # A stream case run under both changelog settings appears twice, named by its setting.
+    both = len({row["changelog"] for row in cases if "changelog" in row}) > 1
+    axes.set_yticks(list(positions), [row["case"] + (f", changelog {'on' if row['changelog'] else 'off'}"
+                                                     if both and "changelog" in row else "")
+                                      + (f"\n(grey: {row['baseline']})" if row.get("baseline") else "")
+                                      for row in cases], fontsize=8)
     axes.invert_yaxis()
     axes.set_xlabel("input rows per second (log scale); ratio = Spark time / streamwin time")
     axes.grid(axis="x", which="both", color="#e4e4e4", linewidth=0.6)
     axes.set_axisbelow(True)
-    axes.legend(loc="lower right", fontsize=8)
+    # Below the axes: inside, it covered the share-of-floor texts of the last rows.
+    figure.legend(*axes.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    host = results.get("machine") if isinstance(results, dict) else None
     if title is None:
         sizes = sorted({row.get("rows") for row in cases if row.get("rows")})
         title = "streamwin vs Spark" + (f" ({', '.join(f'{s:,}' for s in sizes)} rows)" if sizes else "")
+        if host:
+            title += (f"\n{host['cores']} cores, {host['memory_gib']} GiB, {host['java']}, Spark {host['spark']}, "
+                      f"{host['date']}")
     axes.set_title(title, fontsize=10, loc="left")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,13 +37,36 @@ from pyspark.sql import functions as F
 import streamwin as sw
 
 
-def timed(build: Callable[[], DataFrame], repeat: int) -> float:
-    best = float("inf")
+def timed(build: Callable[[], DataFrame], repeat: int) -> list[float]:
+    """The seconds of each of ``repeat`` runs of the query into the noop sink (the best counts; the
+    others measure the spread)."""
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
         build().write.format("noop").mode("overwrite").save()
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def spread(times: list[float]) -> float:
+    """How far the slowest timed run of one side is from its best: (max - min) / min."""
+    return (max(times) - min(times)) / min(times)
+
+
+# Cases whose baseline is not a Spark query on Spark's engine alone, named so on the table and the chart.
+BASELINES = {"delta 40 on value": "a Python pass over groupByKey"}
+
+
+def machine(spark: SparkSession) -> dict:
+    """What the run ran on: the numbers are only comparable as ratios within one run, but a reader needs
+    the machine to read the rows/s."""
+    memory_kib = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal:")), 0) if Path("/proc/meminfo").exists() else 0
+    jvm = spark.sparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+    return {"cores": os.cpu_count(), "memory_gib": round(memory_kib / 2**20, 1),
+            "java": f"{jvm.getProperty('java.vm.name')} {jvm.getProperty('java.version')}",
+            "spark": spark.version, "python": sys.version.split()[0], "master": spark.sparkContext.master,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
 def cases(df: DataFrame) -> list[tuple[str, Callable[[], DataFrame], Callable[[], DataFrame], str]]:
@@ -222,13 +246,13 @@ def streaming_cases(spark: SparkSession, df: DataFrame, rows: int, batches: int,
     ]
 
 
-def timed_run(run: Callable[[], None], repeat: int) -> float:
-    best = float("inf")
+def timed_run(run: Callable[[], None], repeat: int) -> list[float]:
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
         run()
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def main() -> None:
@@ -264,7 +288,9 @@ def main() -> None:
     df.count()
 
     results = []
-    print(f"{args.rows:,} rows, {args.keys} keys, local[2], best of {args.repeat}")
+    host = machine(spark)
+    print(f"{args.rows:,} rows, {args.keys} keys, local[2], best of {args.repeat}; {host['cores']} cores, "
+          f"{host['memory_gib']} GiB, {host['java']}, Spark {host['spark']}")
     print(f"{'case':32} {'streamwin rows/s':>17} {'spark rows/s':>14} {'ratio':>8}  goal")
     # Cases whose name contains one of the --only texts (empty parts, as in "a,", are ignored).
     wanted = [part.strip() for part in args.only.split(",") if part.strip()]
@@ -276,14 +302,19 @@ def main() -> None:
         for _ in range(args.warmup):
             for build in (ours, theirs):
                 build().write.format("noop").mode("overwrite").save()
-        ours_s = timed(ours, args.repeat)
-        theirs_s = timed(theirs, args.repeat)
+        ours_runs = timed(ours, args.repeat)
+        theirs_runs = timed(theirs, args.repeat)
+        ours_s, theirs_s = min(ours_runs), min(theirs_runs)
         row = {"case": name, "rows": args.rows, "streamwin_s": round(ours_s, 3), "spark_s": round(theirs_s, 3),
                "streamwin_rows_per_s": round(args.rows / ours_s), "spark_rows_per_s": round(args.rows / theirs_s),
-               "ratio": round(theirs_s / ours_s, 2), "goal": goal}
+               "ratio": round(theirs_s / ours_s, 2), "goal": goal,
+               "streamwin_runs_s": [round(t, 3) for t in ours_runs], "spark_runs_s": [round(t, 3) for t in theirs_runs]}
+        if name in BASELINES:
+            row["baseline"] = BASELINES[name]
         results.append(row)
-        print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x  {goal}",
-              flush=True)
+        print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x  {goal}"
+              f"  (spread {spread(ours_runs):.0%} / {spread(theirs_runs):.0%})"
+              + (f"  baseline: {BASELINES[name]}" if name in BASELINES else ""), flush=True)
     with tempfile.TemporaryDirectory(prefix="streamwin-bench-") as tmp:
         rows = min(args.stream_rows, args.rows)
         settings = {"off": [False], "on": [True], "both": [False, True]}[args.changelog]
@@ -303,15 +334,18 @@ def main() -> None:
                     ours()
                     if theirs:
                         theirs()
-                ours_s = timed_run(ours, args.repeat)
-                theirs_s = timed_run(theirs, args.repeat) if theirs else None
+                ours_runs = timed_run(ours, args.repeat)
+                theirs_runs = timed_run(theirs, args.repeat) if theirs else None
+                ours_s = min(ours_runs)
+                theirs_s = min(theirs_runs) if theirs_runs else None
                 if name == FLOOR:
                     floor_s = ours_s
                 row = {"case": name, "rows": rows, "changelog": changelog, "streamwin_s": round(ours_s, 3),
-                       "streamwin_rows_per_s": round(rows / ours_s), "goal": goal}
-                if theirs_s:
+                       "streamwin_rows_per_s": round(rows / ours_s), "goal": goal,
+                       "streamwin_runs_s": [round(t, 3) for t in ours_runs]}
+                if theirs_runs:
                     row.update(spark_s=round(theirs_s, 3), spark_rows_per_s=round(rows / theirs_s),
-                               ratio=round(theirs_s / ours_s, 2))
+                               ratio=round(theirs_s / ours_s, 2), spark_runs_s=[round(t, 3) for t in theirs_runs])
                 if floor_s and not name.startswith("floor"):
                     row["share_of_floor"] = round(floor_s / ours_s, 2)
                 first_last = BATCH_TIMES.get(name)
@@ -325,7 +359,8 @@ def main() -> None:
                       f"{'' if share is None else f'{share:.0%} of floor'}"
                       f"{'' if floor_goal is None else f' (goal >= {floor_goal:.0%})'}  {goal}"
                       + (f"  (micro-batches: first {first_last[0]} ms, last {first_last[1]} ms: "
-                         f"{first_last[1] / first_last[0]:.2f}x)" if first_last else ""),
+                         f"{first_last[1] / first_last[0]:.2f}x)" if first_last else "")
+                      + f"  (spread {spread(ours_runs):.0%}" + (f" / {spread(theirs_runs):.0%})" if theirs_runs else ")"),
                       flush=True)
         spark.conf.unset(CHANGELOG)
     by_name = {r["case"]: r for r in results}
@@ -335,16 +370,22 @@ def main() -> None:
     if "hopping 60s/1s" in by_name and "tumbling 10s" in by_name:
         own = by_name["hopping 60s/1s"]["streamwin_s"] / by_name["tumbling 10s"]["streamwin_s"]
         print(f"hopping 60s/1s takes {own:.2f}x streamwin's own tumbling 10s time (goal <= 2x)")
+    if args.repeat > 1 and results:
+        spreads = sorted(spread(r[side]) for r in results for side in ("streamwin_runs_s", "spark_runs_s")
+                         if len(r.get(side, [])) > 1)
+        print(f"run-to-run spread of one side's timed runs: median {spreads[len(spreads) // 2]:.0%}, "
+              f"largest {spreads[-1]:.0%} over {len(spreads)} sides")
     if not args.no_save:
         out = Path(__file__).resolve().parent / "results"
         out.mkdir(exist_ok=True)
-        (out / "latest.json").write_text(json.dumps(results, indent=2))
+        (out / "latest.json").write_text(json.dumps({"machine": host, "cases": results}, indent=2))
     charts = ([args.chart] if args.chart else []) + ([] if args.no_save else [Path(__file__).resolve().parent / "results" / "latest.png"])
     if charts and results:
         from chart import draw_chart  # benchmarks/chart.py, next to this file (needs matplotlib)
         stream_rows = min(args.stream_rows, args.rows)
         title = (f"streamwin vs Spark, {args.rows:,} rows over {args.keys} keys"
-                 + (f" (streaming cases: {stream_rows:,} rows)" if stream_rows > 0 else "") + ", local[2]")
+                 + (f" (streaming cases: {stream_rows:,} rows)" if stream_rows > 0 else "") + ", local[2]\n"
+                 + f"{host['cores']} cores, {host['memory_gib']} GiB, {host['java']}, Spark {host['spark']}, {host['date']}")
         for chart in charts:
             print(f"chart: {draw_chart(results, chart, title)}")
     spark.stop()
