@@ -313,7 +313,7 @@ def main() -> None:
             row["baseline"] = BASELINES[name]
         results.append(row)
         print(f"{name:32} {row['streamwin_rows_per_s']:>17,} {row['spark_rows_per_s']:>14,} {row['ratio']:>7.2f}x  {goal}"
-              f"  (spread {spread(ours_runs):.0%} / {spread(theirs_runs):.0%})"
+              + (f"  (spread {spread(ours_runs):.0%} / {spread(theirs_runs):.0%})" if args.repeat > 1 else "")
               + (f"  baseline: {BASELINES[name]}" if name in BASELINES else ""), flush=True)
     with tempfile.TemporaryDirectory(prefix="streamwin-bench-") as tmp:
         rows = min(args.stream_rows, args.rows)
@@ -360,7 +360,8 @@ def main() -> None:
                       f"{'' if floor_goal is None else f' (goal >= {floor_goal:.0%})'}  {goal}"
                       + (f"  (micro-batches: first {first_last[0]} ms, last {first_last[1]} ms: "
                          f"{first_last[1] / first_last[0]:.2f}x)" if first_last else "")
-                      + f"  (spread {spread(ours_runs):.0%}" + (f" / {spread(theirs_runs):.0%})" if theirs_runs else ")"),
+                      + ((f"  (spread {spread(ours_runs):.0%}" + (f" / {spread(theirs_runs):.0%})" if theirs_runs else ")"))
+                         if args.repeat > 1 else ""),
                       flush=True)
         spark.conf.unset(CHANGELOG)
     by_name = {r["case"]: r for r in results}
