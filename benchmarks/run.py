@@ -37,15 +37,19 @@ from pyspark.sql import functions as F
 import streamwin as sw
 
 
-def timed(build: Callable[[], DataFrame], repeat: int) -> list[float]:
-    """The seconds of each of ``repeat`` runs of the query into the noop sink (the best counts; the
-    others measure the spread)."""
+def timed_run(run: Callable[[], None], repeat: int) -> list[float]:
+    """The seconds of each of ``repeat`` calls of ``run`` (the best counts; the others measure the spread)."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        build().write.format("noop").mode("overwrite").save()
+        run()
         times.append(time.perf_counter() - start)
     return times
+
+
+def timed(build: Callable[[], DataFrame], repeat: int) -> list[float]:
+    """The seconds of each of ``repeat`` runs of the query into the noop sink."""
+    return timed_run(lambda: build().write.format("noop").mode("overwrite").save(), repeat)
 
 
 def spread(times: list[float]) -> float:
@@ -244,15 +248,6 @@ def streaming_cases(spark: SparkSession, df: DataFrame, rows: int, batches: int,
         ("stream split", run("stream split", grouped(lambda: sw.split(marker, order_by="seq"))), None, 0.6, ""),
         ("stream delta 40", run("stream delta 40", grouped(lambda: sw.delta("v", 40, order_by="seq"))), None, 0.6, ""),
     ]
-
-
-def timed_run(run: Callable[[], None], repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def main() -> None:
