@@ -51,10 +51,10 @@ class Case(NamedTuple):
     encoding: str = "unsaferow"  # the state store's encoding (spark.sql.streaming.stateStore.encodingFormat)
 
 
-# Windows whose state layout is stable: one state row per open window (key, window_start) and a record
-# per key, kept by streamwin's own stateful operator. Windows fed rows (count, sliding, split, delta,
-# punctuation, interval, cumulate, sessions with max_duration or a dynamic gap, order_by and late-row
-# policies, select forms) join once their rows are kept per window too (docs/streaming.md, Upgrades).
+# Every family in its stable state layout, kept by streamwin's own stateful operator: windows fed slices
+# keep one state row per open window or slice (key, window_start) and a record per key; windows fed rows
+# (policies, count and data windows, sliding windows, sessions with max_duration, select forms) keep a
+# record per key, one state row per open window and late group (key, part, id) and their kept rows.
 CASES: dict[str, Case] = {
     "tumbling": Case(_agg(lambda: sw.tumbling("ts", "10 seconds")), False, True),
     # Written when overlapping hopping windows kept one state row per window; the stores of later
@@ -62,10 +62,33 @@ CASES: dict[str, Case] = {
     "hopping": Case(_agg(lambda: sw.hopping("ts", "20 seconds", "5 seconds")), False, True),
     "hopping-slices": Case(_agg(lambda: sw.hopping("ts", "20 seconds", "5 seconds")), False, True),
     "session": Case(_agg(lambda: sw.session("ts", "6 seconds")), False, True),
+    "cumulate": Case(_agg(lambda: sw.cumulate("ts", "20 seconds", "5 seconds")), False, True),
+    # Windows fed rows.
+    "tumbling-late": Case(_agg(lambda: sw.tumbling("ts", "10 seconds", order_by="seq", lateness="4 seconds",
+                                                   late="passthrough")), True, True),
+    "interval": Case(_agg(lambda: sw.interval("ts", "10 seconds", discard_age="6 seconds", order_by="seq")), True, True),
+    "sliding": Case(_agg(lambda: sw.sliding("ts", "10 seconds")), False, True),
+    "sliding-select": Case(_select(lambda: sw.sliding("ts", "10 seconds", partition_by="k")), False, True),
+    "session-max": Case(_agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False, True),
+    "session-select": Case(_select(lambda: sw.session("ts", "6 seconds", partition_by="k")), False, True),
+    "count": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, False),
+    "count-select": Case(_select(lambda: sw.count(4, order_by="seq", partition_by="k")), True, False),
+    "count-end": Case(_agg(lambda: sw.count(3, step=2, align="end", order_by="seq")), True, False),
+    "split": Case(_agg(lambda: sw.split("flag", order_by="seq")), True, False),
+    "split-select": Case(_select(lambda: sw.split("flag", order_by="seq", partition_by="k")), True, False),
+    "delta": Case(_agg(lambda: sw.delta("s", 30, order_by="seq")), True, False),
+    "punctuation": Case(_agg(lambda: sw.punctuation("flag", order_by="seq")), True, False),
 }
-# A checkpoint of streamwin's first streaming host (transformWithState, never released as stable): kept
-# only to show that it is refused at start with what to do (tests/test_golden_checkpoints.py).
-RETIRED = {"transformWithState-count": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, False)}
+# Windows fed rows, whose state rows are keyed by (key, part, id, seq); the others by (key, window_start).
+FED_ROWS = {"tumbling-late", "interval", "sliding", "sliding-select", "session-max", "session-select", "count",
+            "count-select", "count-end", "split", "split-select", "delta", "punctuation"}
+# Checkpoints of forms never released as stable, kept only to show that each is refused at start with what
+# to do (tests/test_golden_checkpoints.py): streamwin's first streaming host (transformWithState), and its
+# own operator's first form for windows fed rows (each key's whole engine as one `record.engine` value).
+RETIRED = {
+    "transformWithState-count": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, False),
+    "engine-count": Case(_agg(lambda: sw.count(4, step=2, order_by="seq")), True, False),
+}
 ENCODING = "spark.sql.streaming.stateStore.encodingFormat"
 
 
@@ -172,7 +195,7 @@ def relocate(checkpoint: Path, written_in: str, moved_to: Path) -> float:
 
 
 def write_case(spark: SparkSession, name: str, target: Path) -> None:
-    case = CASES[name]
+    case = CASES.get(name) or RETIRED[name]
     rows = rows_of(20261125 + sum(map(ord, name)))
     ordered = arrival(rows, case.by_seq)
     written = len(ordered) // 2
@@ -199,7 +222,7 @@ def write_case(spark: SparkSession, name: str, target: Path) -> None:
         + ",\n".join(f'{json.dumps(k)}: [\n' + ",\n".join(v) + "\n]" for k, v in lists.items()) + "\n}\n")
 
 
-def main(root: str) -> None:
+def main(root: str, cases: dict[str, Case] = CASES) -> None:
     builder = (SparkSession.builder.master("local[2]").appName("streamwin-golden-checkpoints")
                .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
                .config("spark.ui.enabled", "false"))
@@ -207,7 +230,7 @@ def main(root: str) -> None:
     line = ".".join(spark.version.split(".")[:2])
     folder = Path(root) / f"spark-{line}"
     # A case written once stands for checkpoints users have: it is never rewritten, only new cases are added.
-    for name in CASES:
+    for name in cases:
         if (folder / name).exists():
             print(f"kept {name} for Spark {line}")
         else:

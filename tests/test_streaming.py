@@ -628,10 +628,11 @@ def test_own_stateful_operator_reports_as_sparks_do_on_either_state_store(spark,
 
 
 def test_a_select_keeps_the_rows_of_its_open_windows_as_state_rows_of_their_own(spark, tmp_path):
-    # Each row an open window holds is a state row (key, bag, seq -> the row's columns), beside the key's
-    # record (bag and seq null): a micro-batch adds its rows and removes those of the windows it closed,
-    # nothing is rewritten. Spark's state reader reads both back, typed. (Keys holding at most
-    # spark.streamwin.stream.inlineKeptRows rows keep them in their record: 0 here.)
+    # Each row an open window holds is a state row (key, part 'row', id: its bag, seq -> the row's columns),
+    # beside the key's record and its window's row (part 'window', holding the bag's range): a micro-batch
+    # adds its rows and removes those of the windows it closed, nothing is rewritten. Spark's state reader
+    # reads them back, typed. (Keys holding at most spark.streamwin.stream.inlineKeptRows rows keep them
+    # inline: 0 here.)
     rows = _rows(random.Random(SEED + 9), 50)
     arrival = sorted(rows, key=lambda r: r[2])
     _write_splits(tmp_path / "in", arrival, [17, 33])
@@ -653,37 +654,48 @@ def test_a_select_keeps_the_rows_of_its_open_windows_as_state_rows_of_their_own(
         seqs = sorted(r[2] for r in rows if r[0] == k)
         expected[k] = seqs[len(seqs) // 4 * 4:]
     operator = progress["stateOperators"][0]
-    assert operator["numRowsTotal"] == len(expected) + sum(map(len, expected.values())), operator
+    # A record and a window row per key (a count window keeps its retained rows in one), and the kept rows.
+    assert operator["numRowsTotal"] == 2 * len(expected) + sum(map(len, expected.values())), operator
     state = spark.read.format("statestore").load(str(checkpoint))
-    records = state.where("value.record IS NOT NULL").selectExpr("key.k", "key.bag", "value.row").collect()
-    assert sorted(r.k for r in records) == sorted(expected) and all(r.bag is None and r.row is None for r in records)
-    kept = state.where("value.row IS NOT NULL").selectExpr("key.k", "key.bag", "key.seq AS place", "value.row.seq",
-                                                           "value.row.v", "value.record").collect()
+    assert state.schema["key"].dataType.fieldNames() == ["k", "part", "id", "seq"]
+    records = state.where("key.part = 'record'").selectExpr("key.k", "key.id", "value.row", "value.window").collect()
+    assert sorted(r.k for r in records) == sorted(expected)
+    assert all(r.id is None and r.row is None and r.window is None for r in records)
+    windows = {r.k: r for r in state.where("key.part = 'window'").selectExpr(
+        "key.k", "value.window.held", "value.window.contents.kind", "value.window.contents.rows.bag",
+        "value.window.contents.rows.from", "value.window.contents.rows.until").collect()}
+    assert sorted(windows) == sorted(expected)
+    kept = state.where("key.part = 'row'").selectExpr("key.k", "key.id AS bag", "key.seq AS place", "value.row.seq",
+                                                      "value.row.v", "value.record").collect()
     assert {k: sorted(r.seq for r in kept if r.k == k) for k in expected} == expected
     by_seq = {r[2]: r for r in rows}
     assert all(r.v == by_seq[r.seq][3] and r.record is None for r in kept)
-    # A key's rows are consecutive places of one bag, in arrival order.
+    # A key's rows are consecutive places of one bag, in arrival order: the range its window row holds.
     for k in expected:
         places = sorted((r.place, r.seq) for r in kept if r.k == k)
-        assert len({r.bag for r in kept if r.k == k}) <= 1
-        assert [p for p, _ in places] == list(range(places[0][0], places[0][0] + len(places))) if places else True
+        # (A count window's rows are counted in the key's record, not in its window row's `held`.)
+        stored = 0 if windows[k].bag is None else windows[k].until - windows[k]["from"]
+        assert windows[k].kind == "rows" and stored == len(expected[k])
+        if places:
+            assert {r.bag for r in kept if r.k == k} == {windows[k].bag}
+            assert [p for p, _ in places] == list(range(windows[k]["from"], windows[k].until))
         assert [s for _, s in places] == expected[k]
 
 
 @pytest.mark.parametrize("name, changed, refusal", [
     ("other aggregates", lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(
-        F.sum("v").alias("sv"), F.max("v").alias("mv")), "written by another query"),
+        F.sum("v").alias("sv"), F.max("v").alias("mv")), "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"),
+    ("another window function", lambda df: df.groupBy("k", sw.tumbling("ts", "10 seconds", order_by="seq")).agg(
+        F.sum("v").alias("sv")), "written by another query"),
     ("another input column", lambda df: df.withColumn("v2", F.col("v") * 2).select(
         "k", "s", "seq", "v", "v2", sw.count(4, step=2, order_by="seq", partition_by="k")),
      "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"),
 ])
 def test_a_changed_query_is_refused_by_its_windows_state_and_the_old_one_continues(spark, tmp_path, name, changed,
                                                                                      refusal):
-    # Each key's engine is stored as bytes, which Spark's state schema check cannot see into; the
-    # stored fingerprint of the aggregation buffer and input types refuses a query whose aggregates
-    # changed, instead of reading its buffers as other types. Kept rows (a select's) are typed state
-    # rows of the input's columns: Spark's own schema check refuses a changed input, as it refuses a
-    # changed aggregation of its own.
+    # Each key's windows are typed state rows: Spark's own schema check refuses a changed aggregation
+    # buffer or input, as it refuses a changed aggregation of its own; another window function with state
+    # rows of the same columns is refused by the fingerprint each key's record carries.
     rows = _with_sentinels(_rows(random.Random(SEED + 5), 40), watermark=False)
     arrival = sorted(rows, key=lambda r: r[2])
     folder, checkpoint, sink = tmp_path / "in", tmp_path / "checkpoint", tmp_path / "out"
@@ -691,6 +703,8 @@ def test_a_changed_query_is_refused_by_its_windows_state_and_the_old_one_continu
     _write_splits(folder, arrival[:half], [half // 2])
     original = {
         "other aggregates": lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(F.sum("v").alias("sv")),
+        "another window function": lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(
+            F.sum("v").alias("sv")),
         "another input column": lambda df: df.select("k", "s", "seq", "v",
                                                       sw.count(4, step=2, order_by="seq", partition_by="k")),
     }[name]

@@ -494,9 +494,9 @@ object EngineParitySuite {
 
   /** The streaming processor's calls, micro-batch by micro-batch (see the suite's doc). */
   private def runStream(c: Case, chunks: Seq[Seq[InternalRow]], delay: Long, out: Renderer): Unit = {
-    final case class Stored(bytes: Array[Byte], timerMs: Option[Long])
+    final case class Stored(timerMs: Option[Long])
     val state = mutable.TreeMap[String, Stored]()
-    val keptRows = new MapKeptRows(inline = 4L) // keys move between both forms of kept rows
+    val keyRows = new MapKeyRows(inline = 4L) // keys move between both forms of kept rows
     var maxSeen: Option[Long] = None
     var accepted = 0L
     var rejected = 0L
@@ -511,6 +511,7 @@ object EngineParitySuite {
           if (!c.eventTime) None else maxSeen.map(m => (Math.floorDiv(m, 1000L) - delay / 1000L)).filter(_ > 0).map(_ * 1000L)
         var key: InternalRow = null
         val wiring = c.blueprint.wire(() => key, out.apply) // a new task
+        val codec = wiring.codec(c.order.dataType)
         val feeder = new EngineFeeder(c.spec, input, c.order, c.signal, c.tiesAllowed)
 
         // handleInputRows for every key with rows, then the timers the watermark passed (Spark's order).
@@ -518,7 +519,7 @@ object EngineParitySuite {
         def visit(keyName: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(keyName)))
           val engine = state.get(keyName) match {
-            case Some(stored) => wiring.codec.decode(stored.bytes, keptRows.of(keyName))
+            case Some(_) => codec.load(keyRows.of(keyName)).get
             case None => val e = wiring.newEngine(); e.startKey(); e
           }
           watermark.foreach(engine.advanceTo)
@@ -533,11 +534,12 @@ object EngineParitySuite {
               val ms = Math.floorDiv(deadline, 1000L) + (if (Math.floorMod(deadline, 1000L) == 0) 0 else 1)
               if (expired.contains(ms)) None else Some(ms)
             } else None
-            state(keyName) = Stored(wiring.codec.encode(engine, keptRows.of(keyName)), timer)
+            codec.save(engine, keyRows.of(keyName), deadline, Long.MaxValue)
+            state(keyName) = Stored(timer)
           } else {
-            wiring.codec.forget(engine, keptRows.of(keyName))
-            // A forgotten key leaves no kept rows behind.
-            if (keptRows.count(keyName) != 0) throw new IllegalStateException(s"$keyName forgotten with kept rows left")
+            codec.forget(engine, keyRows.of(keyName))
+            // A forgotten key leaves no state row behind.
+            if (keyRows.count(keyName) != 0) throw new IllegalStateException(s"$keyName forgotten with state rows left")
             state.remove(keyName)
           }
           // (Count and data windows follow their rows only: no clock, so no deadline or forgetting.)
@@ -549,7 +551,7 @@ object EngineParitySuite {
         }
         for (keyName <- byKey.keys.toSeq.sorted) visit(keyName, byKey(keyName), None)
         watermark.foreach { w =>
-          val due = state.toSeq.collect { case (name, Stored(_, Some(ms))) if ms * 1000L <= w => (name, ms) }
+          val due = state.toSeq.collect { case (name, Stored(Some(ms))) if ms * 1000L <= w => (name, ms) }
           for ((name, ms) <- due) visit(name, Nil, Some(ms))
         }
         accepted += feeder.accepted

@@ -17,8 +17,8 @@ import streamwin.spec.WindowPolicies
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
-  // Kept rows of the engines the tests store (one key, "k"), as a stream's state store holds them.
-  private val keptRows = new MapKeptRows
+  // State rows of the engines the tests store (one key, "k"), as a stream's state store holds them.
+  private val keyRows = new MapKeyRows
   private val v = AttributeReference("v", LongType)()
   private def functions: Seq[AggregateFunction] =
     Seq(Sum(v), Max(v), Min(v), First(v, ignoreNulls = false), Last(v, ignoreNulls = false), CollectList(v), Count(v))
@@ -289,20 +289,25 @@ class EngineSuite extends AnyFunSuite {
         if (select) None else Some((Seq(members), Seq(None))))
       val wired = blueprint.wire(() => InternalRow.empty, _ => ())
       val engine = wired.newEngine()
-      val kept = new MapKeptRows
+      val kept = new MapKeyRows
+      val codec = wired.codec(LongType)
       engine.startKey()
       engine.visitStarts()
       (0L until 2000L).foreach(t => engine.addRow(t * s, t * s, row(t)))
       engine.visitEnded(1000 * s)
-      val holding = wired.codec.encode(engine, kept.of("k")).length
-      // A select's rows are state rows of their own (the engine's bytes hold their range); a groupBy's buffer.
-      assert(kept.size == (if (select) 2000 else 0) && (!select || holding < 200), s"$holding bytes, ${kept.size} rows")
+      codec.save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+      val holding = kept.bytes("k")
+      // A select's rows are state rows of their own (its window row holds their range); a groupBy's buffer.
+      assert(kept.keptRows == (if (select) 2000 else 0), s"${kept.keptRows} kept rows")
+      assert(kept.count("k") == (if (select) 2002 else 2), s"${kept.count("k")} state rows")
       engine.visitStarts()
       engine.timeOut(1005 * s, 5 * s)
       engine.visitEnded(1005 * s)
-      val flushed = wired.codec.encode(engine, kept.of("k")).length
+      codec.save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+      val flushed = kept.bytes("k")
       assert(engine.windowsEmitted == 1 && engine.idleDeadline(5 * s) == Long.MaxValue)
-      assert(kept.size == 0 && (select || flushed * 5 < holding), s"$flushed bytes after the timeout, $holding before")
+      assert(kept.keptRows == 0 && kept.count("k") == 2 && (select || flushed * 5 < holding),
+        s"$flushed bytes after the timeout, $holding before")
     }
   }
 
@@ -389,17 +394,20 @@ class EngineSuite extends AnyFunSuite {
         def wiring() = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
         var wired = wiring()
         var engine = wired.newEngine()
-        val kept = new MapKeptRows
+        val kept = new MapKeyRows
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val bytes = wired.codec.encode(engine, kept.of("k"))
-            // Written field by field: no Java serialization stream, no class names.
-            assert(!(bytes(0) == 0xAC.toByte && bytes(1) == 0xED.toByte), name)
-            val text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)
-            assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java."), name)
+            val orderType = if (name == "session max") org.apache.spark.sql.types.TimestampType else LongType
+            wired.codec(orderType).save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+            // Typed state rows: no Java serialization stream, no class names.
+            kept.values("k").foreach { value =>
+              val text = new String(value.getBytes, java.nio.charset.StandardCharsets.ISO_8859_1)
+              assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java.") &&
+                !text.contains("\u00ac\u00ed"), name)
+            }
             wired = wiring() // a new task: new evaluator and callbacks
-            engine = wired.codec.decode(bytes, kept.of("k"))
+            engine = wired.codec(orderType).load(kept.of("k")).get
           }
           val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else time * s
           // (Sessions with a maximum duration take event time as their order.)
@@ -414,7 +422,7 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
-  test("a stored engine writes its retained rows' buffers and order values packed, not as Java objects") {
+  test("a stored engine writes its retained rows' buffers and order values typed, not as Java objects") {
     // count(1000, step=1) over sum(v): the engine retains 1000 per-row buffers and order values.
     val sum = Sum(v)
     val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
@@ -425,14 +433,14 @@ class EngineSuite extends AnyFunSuite {
     def wiring() = blueprint.wire(() => InternalRow.empty, r => out += r.getLong(1))
     var wired = wiring()
     var engine = wired.newEngine()
-    val kept = new MapKeptRows
+    val kept = new MapKeyRows
     engine.startKey()
     (0L until 1500L).foreach { i =>
       if (i % 250 == 0) {
-        val bytes = wired.codec.encode(engine, kept.of("k"))
-        if (i == 1000) assert(bytes.length < 1000 * 32, s"${bytes.length} bytes for 1000 retained rows")
+        wired.codec(LongType).save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+        if (i == 1000) assert(kept.bytes("k") < 1000 * 40, s"${kept.bytes("k")} bytes for 1000 retained rows")
         wired = wiring()
-        engine = wired.codec.decode(bytes, kept.of("k"))
+        engine = wired.codec(LongType).load(kept.of("k")).get
       }
       engine.addRow(i, null, row(i))
     }
@@ -457,6 +465,12 @@ class EngineSuite extends AnyFunSuite {
       "string" -> (i => UTF8String.fromString(s"k-$i-\u00e9")),
       "decimal" -> (i => org.apache.spark.sql.types.Decimal(BigDecimal(i) / 7, 20, 10)),
       "binary" -> (i => Array[Byte](i.toByte, -1)))
+    val orderTypes: Map[String, org.apache.spark.sql.types.DataType] = Map("long" -> LongType,
+      "int" -> org.apache.spark.sql.types.IntegerType, "short" -> org.apache.spark.sql.types.ShortType,
+      "byte" -> org.apache.spark.sql.types.ByteType, "double" -> org.apache.spark.sql.types.DoubleType,
+      "float" -> org.apache.spark.sql.types.FloatType, "boolean" -> org.apache.spark.sql.types.BooleanType,
+      "string" -> org.apache.spark.sql.types.StringType, "decimal" -> org.apache.spark.sql.types.DecimalType(20, 10),
+      "binary" -> org.apache.spark.sql.types.BinaryType)
     for ((name, order) <- samples) {
       val out = scala.collection.mutable.ArrayBuffer[String]()
       def render(x: Any): String = x match {
@@ -477,12 +491,17 @@ class EngineSuite extends AnyFunSuite {
           new InMemoryWindowState(contents))
       def run(store: Boolean): Seq[String] = {
         out.clear()
-        val codec = new EngineStateCodec(() => newEngine(),
-          new StoredStateShape("sw_count", Some(ev.bufferTypes), Seq(LongType)))
+        val codec = new WindowStateCodec(() => newEngine(),
+          new StoredStateShape("sw_count", Some(ev.bufferTypes), Seq(LongType)), Some(ev),
+          StoredWindowLayout(Some(Seq(sum)), orderTypes(name), Seq("v" -> LongType)))
         var engine = newEngine()
         engine.startKey()
+        val rows = new MapKeyRows
         (0 until 11).foreach { i =>
-          if (store) engine = codec.decode(codec.encode(engine, keptRows.of("k")), keptRows.of("k"))
+          if (store) {
+            codec.save(engine, rows.of("k"), Long.MaxValue, Long.MaxValue)
+            engine = codec.load(rows.of("k")).get
+          }
           engine.addRow(order(i), null, row(i.toLong))
         }
         engine.finishKey()
@@ -494,22 +513,30 @@ class EngineSuite extends AnyFunSuite {
     }
   }
 
-  test("stored state of another format version, cut short or changed is refused with a message asking for a new checkpoint") {
-    val wired = countWiring()
-    val engine = wired.newEngine()
-    engine.startKey()
-    (0L until 7L).foreach(i => engine.addRow(i, null, row(i)))
-    val bytes = wired.codec.encode(engine, keptRows.of("k"))
-    assert(bytes.take(3).toSeq == Seq[Byte]('S', 'W', 3))
-    val otherVersion = bytes.clone()
-    otherVersion(2) = 9
-    val cut = bytes.take(bytes.length - 5)
-    for ((name, broken) <- Seq("version" -> otherVersion, "cut" -> cut)) {
-      val e = intercept[IllegalStateException](countWiring().codec.decode(broken, keptRows.of("k")))
-      assert(e.getMessage.contains("another streamwin version") && e.getMessage.contains("new checkpoint location"),
-        s"$name: ${e.getMessage}")
+  test("stored state of another format, or missing a window row it lists, is refused with a message asking for a new checkpoint") {
+    val codec = countWiring().codec(LongType)
+    // A key's engine after 7 rows, stored into new state rows.
+    def stored(): (RowWindowEngine, MapKeyRows) = {
+      val engine = countWiring().newEngine()
+      engine.startKey()
+      (0L until 7L).foreach(i => engine.addRow(i, null, row(i)))
+      val rows = new MapKeyRows
+      codec.save(engine, rows.of("k"), Long.MaxValue, Long.MaxValue)
+      (engine, rows)
     }
-    assert(countWiring().codec.decode(bytes, keptRows.of("k")).windowsEmitted == engine.windowsEmitted)
+    val (engine, rows) = stored()
+    assert(rows.count("k", Some(StatePart.Window)) == 1, "count windows keep their retained rows in one window row")
+    val (_, otherFormat) = stored()
+    val changed = otherFormat.record("k").copy()
+    changed.getStruct(0, codec.layout.recordType.length).setInt(codec.layout.recordType.fieldIndex("format"), 9)
+    otherFormat.replaceRecord("k", changed)
+    val (_, missing) = stored()
+    missing.drop("k", StatePart.Window)
+    for ((name, broken) <- Seq("format" -> otherFormat, "missing" -> missing)) {
+      val e = intercept[IllegalStateException](countWiring().codec(LongType).load(broken.of("k")))
+      assert(e.getMessage.contains("new checkpoint location"), s"$name: ${e.getMessage}")
+    }
+    assert(countWiring().codec(LongType).load(rows.of("k")).get.windowsEmitted == engine.windowsEmitted)
   }
 
   test("state written for another window function, other aggregates or other input columns is refused, naming the query's") {
@@ -527,7 +554,7 @@ class EngineSuite extends AnyFunSuite {
     val engine = written.newEngine()
     engine.startKey()
     (0L until 7L).foreach(x => engine.addRow(x, null, row(x)))
-    val bytes = written.codec.encode(engine, keptRows.of("k"))
+    written.codec(LongType).save(engine, keyRows.of("k"), Long.MaxValue, Long.MaxValue)
     val others = Seq(
       "other aggregates" -> wiring(CountWindowSpec(4, 2), Seq(v), Some(Seq(Sum(v), Max(v)))),
       "an input column of another type" -> wiring(CountWindowSpec(4, 2), Seq(i), Some(Seq(Sum(i)))),
@@ -535,7 +562,7 @@ class EngineSuite extends AnyFunSuite {
       "a select" -> wiring(CountWindowSpec(4, 2), Seq(v), None),
       "another family" -> wiring(SessionWindowSpec(4, dynamicGap = false, maxDuration = None), Seq(v), Some(Seq(Sum(v)))))
     for ((name, other) <- others) {
-      val e = intercept[IllegalStateException](other.codec.decode(bytes, keptRows.of("k")))
+      val e = intercept[IllegalStateException](other.codec(LongType).load(keyRows.of("k")))
       assert(e.getMessage.contains("written by another query") && e.getMessage.contains("new checkpoint location") &&
         e.getMessage.contains(other.shape.describe), s"$name: ${e.getMessage}")
     }
@@ -543,37 +570,8 @@ class EngineSuite extends AnyFunSuite {
     // The window's arguments are not part of the shape (as with Spark's windows); nor are names of columns.
     val same = Seq(wiring(CountWindowSpec(5, 1), Seq(v), Some(Seq(Sum(v)))),
       wiring(CountWindowSpec(4, 2), Seq(AttributeReference("renamed", LongType)()), Some(Seq(Sum(v)))))
-    same.foreach(s => assert(s.codec.decode(bytes, keptRows.of("k")).windowsEmitted == engine.windowsEmitted))
+    same.foreach(s => assert(s.codec(LongType).load(keyRows.of("k")).get.windowsEmitted == engine.windowsEmitted))
     assert(others.head._2.shape.describe == "sw_count in a groupBy, aggregation buffer <bigint, bigint>, input rows <bigint>")
-  }
-
-  test("stored state with a count or length changed anywhere is refused with the new-checkpoint message, never allocated") {
-    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
-      "start bigint, end bigint, kind string"))()
-    val t = AttributeReference("t", LongType)()
-    val s = 1000000L
-    val blueprints = Seq(
-      streamwin.execution.WindowEngineBlueprint(CountWindowSpec(4, 1), WindowPolicies.Default, Seq(v),
-        Seq(window, AttributeReference("s", LongType)()), Some((Seq(Sum(v)), Seq(None)))),
-      streamwin.execution.WindowEngineBlueprint(streamwin.families.SlidingWindowSpec(7 * s),
-        WindowPolicies(arrivalOrder = true, lateness = 2 * s), Seq(v, t), Seq(v, t, window), None))
-    for (blueprint <- blueprints) {
-      val wired = blueprint.wire(() => InternalRow.empty, _ => ())
-      val engine = wired.newEngine()
-      engine.startKey()
-      (0L until 6L).foreach(x => engine.addRow(x, x * 2 * s, new GenericInternalRow(Array[Any](x, x * 2 * s))))
-      val bytes = wired.codec.encode(engine, keptRows.of("k"))
-      val huge = Array[Byte](0x7f, -1, -1, -16)
-      val negative = Array[Byte](-1, -1, -1, -2)
-      for (at <- 0 to bytes.length - 4; patch <- Seq(huge, negative)) {
-        val broken = bytes.clone()
-        System.arraycopy(patch, 0, broken, at, 4)
-        try blueprint.wire(() => InternalRow.empty, _ => ()).codec.decode(broken, keptRows.of("k"))
-        catch {
-          case e: IllegalStateException if e.getMessage.contains("new checkpoint location") =>
-        }
-      }
-    }
   }
 
   test("a user's split trigger keeps a state of its own classes across stored engines; other classes are refused") {
@@ -585,9 +583,9 @@ class EngineSuite extends AnyFunSuite {
       engine.startKey()
       Seq(3L, 1L, 4L, 1L, 5L, 9L, 2L, 6L, 5L, 3L, 5L, 8L).zipWithIndex.foreach { case (x, i) =>
         if (storeEvery > 0 && i % storeEvery == 0) {
-          val bytes = wired.codec.encode(engine, keptRows.of("k"))
+          wired.codec(LongType).save(engine, keyRows.of("k"), Long.MaxValue, Long.MaxValue)
           wired = countWiring(spec, out += _)
-          engine = wired.codec.decode(bytes, keptRows.of("k"))
+          engine = wired.codec(LongType).load(keyRows.of("k")).get
         }
         engine.addRow(i.toLong, org.apache.spark.sql.Row(x), row(x))
       }

@@ -165,7 +165,7 @@ class RowBagSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(bag.isEmpty && budget.memoryUsed == 0L)
   }
 
-  test("the stored form round trip keeps the rows, spilled or not") {
+  test("the stored form round trip (rows inline in a state row) keeps the rows, spilled or not") {
     for (limit <- Seq(1024L, 64L << 20)) RowBag.withThreadBudget(limit) {
       val rnd = new Random(limit)
       val bag = new RowBag(types)
@@ -276,14 +276,24 @@ object RowBagSuite {
     out.toSeq
   }
 
-  /** The bag written in its stored form and read back into a new bag (rows in memory, spilling past the budget). */
+  /** The bag written inline as a stream's state row holds it, and read back into a new bag (rows in memory, spilling past the budget). */
   def roundTrip(bag: RowBag): RowBag = {
-    val bytes = new java.io.ByteArrayOutputStream
-    val out = new java.io.DataOutputStream(bytes)
-    bag.writeRows(out)
-    out.close()
+    val noStore = new streamwin.engine.KeptRowStore {
+      override def inlineRows: Long = Long.MaxValue
+      override def get(bag: Long, seq: Long) = throw new IllegalStateException("inline rows only")
+      override def put(bag: Long, seq: Long, row: org.apache.spark.sql.catalyst.expressions.UnsafeRow): Unit =
+        throw new IllegalStateException("inline rows only")
+      override def remove(bag: Long, seq: Long): Unit = throw new IllegalStateException("inline rows only")
+    }
+    val rowsType = streamwin.engine.StoredWindowLayout(None, LongType,
+      bag.types.zipWithIndex.map { case (t, i) => s"c$i" -> t }).rowsType
+    val writer = new streamwin.engine.StoredBags(noStore, Long.MaxValue)
+    writer.startEncode(Iterator.single(bag))
+    val written = writer.write(bag)
+    val stored = if (written == null) null else org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+      .create(Array[DataType](rowsType))(new GenericInternalRow(Array[Any](written))).getStruct(0, rowsType.length).copy()
     val copy = new RowBag(bag.numFields, bag.types)
-    copy.readRows(new java.io.DataInputStream(new ByteArrayInputStream(bytes.toByteArray)))
+    new streamwin.engine.StoredBags(noStore, Long.MaxValue).read(copy, stored, bag.numFields)
     copy
   }
 

@@ -213,13 +213,14 @@ class StreamSliceParitySuite extends AnyFunSuite {
     def run(batches: Seq[Seq[InternalRow]], delay: Long, seed: Long, boundFrom: Int = Int.MaxValue): Seq[String] = {
       val rnd = new Random(seed)
       var latestProgress = Long.MinValue
-      val state = mutable.TreeMap[String, (Array[Byte], Option[Long])]()
-      val keptRows = new MapKeptRows
+      val state = mutable.TreeMap[String, Option[Long]]()
+      val keyRows = new MapKeyRows
       var maxSeen: Option[Long] = None
       val tsOrdinal = input.indexOf(ts)
       for ((batch, b) <- (batches.map(Some(_)) :+ None).zipWithIndex) {
         val watermark = maxSeen.map(m => Math.floorDiv(m, 1000L) - delay / 1000L).filter(_ > 0).map(_ * 1000L)
         val wiring = blueprint.wire(() => key, render) // a new task
+        val codec = wiring.codec(c.order.dataType)
         val rowFeeder = new EngineFeeder(c.spec, input, c.order, c.signal, c.tiesAllowed)
         val sliceFeeder = new SliceFeeder(c.spec, wiring.evaluator.get, sliceOrdinal = 1, inOrder = false)
         val access = new StoredSliceWindows(Seq(k), wiring.evaluator.get).access()
@@ -230,7 +231,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
         def visit(name: String, rowsOfKey: Seq[InternalRow], expired: Option[Long]): Unit = {
           key = new GenericInternalRow(Array[Any](UTF8String.fromString(name)))
           val engine: RowWindowEngine = state.get(name).filter(_ => !slices) match {
-            case Some((bytes, _)) => wiring.codec.decode(bytes, keptRows.of(name))
+            case Some(_) => codec.load(keyRows.of(name)).get
             case None =>
               val e = wiring.newEngine(); e.startKey()
               if (slices) loaded = access.load(rowStore, keyRow(key).copy(), e.asInstanceOf[KeyedWindowOperator])
@@ -257,12 +258,13 @@ class StreamSliceParitySuite extends AnyFunSuite {
           }
           if (forget) {
             forgotten += 1
-            if (!slices) wiring.codec.forget(engine, keptRows.of(name))
+            if (!slices) codec.forget(engine, keyRows.of(name))
             state.remove(name)
           } else {
             val timer = Some(deadline).filter(_ != Long.MaxValue)
               .map(d => Math.floorDiv(d, 1000L) + (if (Math.floorMod(d, 1000L) == 0) 0 else 1)).filterNot(expired.contains)
-            state(name) = (if (slices) Array.emptyByteArray else wiring.codec.encode(engine, keptRows.of(name)), timer)
+            if (!slices) codec.save(engine, keyRows.of(name), deadline, Long.MaxValue)
+            state(name) = timer
           }
           lines += s"~${b + 1} $name dl=$deadline n=${engine.windowsEmitted - emittedBefore}/${engine.rowsLate - lateBefore}"
           engine.startKey()
@@ -270,7 +272,7 @@ class StreamSliceParitySuite extends AnyFunSuite {
         val byKey = batch.getOrElse(Nil).groupBy(r => r.getUTF8String(1).toString)
         for (name <- byKey.keys.toSeq.sorted) visit(name, byKey(name), None)
         watermark.foreach { w =>
-          for ((name, (_, Some(ms))) <- state.toSeq if ms * 1000L <= w) visit(name, Nil, Some(ms))
+          for ((name, Some(ms)) <- state.toSeq if ms * 1000L <= w) visit(name, Nil, Some(ms))
         }
         if (slices) checkStore(state.keySet)
         latestProgress = math.max(latestProgress, access.latestProgress)
@@ -300,7 +302,7 @@ final class MapRowStore extends RowStore {
 
 /**
  * A stream's kept rows ([[streamwin.engine.KeptRowStore]]) in a map, per key name, copied as Spark's stores
- * copy them: the rows a test's stored engines put into their state store.
+ * copy them.
  */
 final class MapKeptRows(inline: Long = 0L) {
   private val rows = mutable.HashMap[(String, Long, Long), UnsafeRow]()
@@ -312,7 +314,37 @@ final class MapKeptRows(inline: Long = 0L) {
     override def remove(bag: Long, seq: Long): Unit =
       if (rows.remove((key, bag, seq)).isEmpty) throw new IllegalStateException(s"no row $seq of bag $bag of $key to remove")
   }
-  /** How many rows `key` keeps. */
-  def count(key: String): Int = rows.keys.count(_._1 == key)
   def size: Int = rows.size
+}
+
+/**
+ * A stream's state rows of windows fed rows ([[streamwin.engine.KeyStateRows]]) in a map, per key name, copied
+ * as Spark's stores copy them: what a test's engines put into their state store.
+ */
+final class MapKeyRows(inline: Long = 0L) {
+  import streamwin.engine.{KeyStateRows, StatePart}
+  private val rows = mutable.HashMap[(String, StatePart, Long, Long), UnsafeRow]()
+  /** The state rows of one key. */
+  def of(key: String): KeyStateRows = new KeyStateRows {
+    override def inlineRows: Long = inline
+    override def get(part: StatePart, id: Long, seq: Long): UnsafeRow = rows.get((key, part, id, seq)).orNull
+    override def put(part: StatePart, id: Long, seq: Long, value: UnsafeRow): Unit = rows((key, part, id, seq)) = value.copy()
+    override def remove(part: StatePart, id: Long, seq: Long): Unit =
+      if (rows.remove((key, part, id, seq)).isEmpty) throw new IllegalStateException(s"no ${part.name} $id/$seq of $key to remove")
+  }
+  /** How many state rows `key` has (of `part`, or of any). */
+  def count(key: String, part: Option[StatePart] = None): Int =
+    rows.keys.count(k => k._1 == key && part.forall(_ == k._2))
+  /** How many kept rows all keys have. */
+  def keptRows: Int = rows.keys.count(_._2 == StatePart.Row)
+  def size: Int = rows.size
+  /** The bytes of `key`'s state rows. */
+  def bytes(key: String): Long = rows.iterator.filter(_._1._1 == key).map(_._2.getSizeInBytes.toLong).sum
+  /** The values of `key`'s state rows. */
+  def values(key: String): Seq[UnsafeRow] = rows.iterator.filter(_._1._1 == key).map(_._2).toSeq
+  /** Removes one state row (a damaged store). */
+  def drop(key: String, part: StatePart): Unit = rows.keys.find(k => k._1 == key && k._2 == part).foreach(rows.remove)
+  /** Replaces `key`'s record value. */
+  def replaceRecord(key: String, value: UnsafeRow): Unit = rows((key, StatePart.Record, 0L, 0L)) = value.copy()
+  def record(key: String): UnsafeRow = rows((key, StatePart.Record, 0L, 0L))
 }

@@ -52,6 +52,9 @@ class AggregateEvaluator(
     typed.isEmpty && bufferTypes.forall(bounded)
   }
 
+  /** Some buffer slot holds an object (collect_list, percentile, Scala Aggregators): stored serialised. */
+  def hasObjectBuffers: Boolean = typed.nonEmpty
+
   private val bufferAttrs: Seq[Attribute] = functions.flatMap(_.aggBufferAttributes)
   private val inputBufferAttrs: Seq[Attribute] = functions.flatMap(_.inputAggBufferAttributes)
 
@@ -156,43 +159,6 @@ class AggregateEvaluator(
       i += 1
     }
     out
-  }
-
-  // Buffers as packed rows (UnsafeRow bytes), object buffers in their serialised form: how stored
-  // engines write many buffers at once.
-  @transient private lazy val packer = UnsafeProjection.create(bufferTypes.toArray)
-  @transient private lazy val slotTypes: Array[DataType] = bufferTypes.toArray
-
-  /** Writes `buffers` packed: their count, then each one's length and bytes. */
-  def writePacked(out: java.io.DataOutput, buffers: collection.Seq[InternalRow]): Unit = {
-    out.writeInt(buffers.size)
-    buffers.foreach { b =>
-      val packed = packer(if (typed.isEmpty) b else toSerialized(b.copy()))
-      out.writeInt(packed.getSizeInBytes)
-      out.write(packed.getBytes)
-    }
-  }
-
-  /** Reads what [[writePacked]] wrote, as new buffers. */
-  def readPacked(in: java.io.DataInput): scala.collection.mutable.ArrayBuffer[InternalRow] = {
-    val n = StoredEngineFormat.checked(in.readInt(), in, bytesEach = 4)
-    val buffers = new scala.collection.mutable.ArrayBuffer[InternalRow](n)
-    var i = 0
-    while (i < n) {
-      val bytes = new Array[Byte](StoredEngineFormat.checked(in.readInt(), in))
-      in.readFully(bytes)
-      val packed = new UnsafeRow(bufferWidth)
-      packed.pointTo(bytes, bytes.length)
-      val buffer = new SpecificInternalRow(bufferTypes)
-      var slot = 0
-      while (slot < bufferWidth) {
-        if (packed.isNullAt(slot)) buffer.setNullAt(slot) else buffer.update(slot, packed.get(slot, slotTypes(slot)))
-        slot += 1
-      }
-      buffers += fromSerialized(buffer)
-      i += 1
-    }
-    buffers
   }
 
   def functionCount: Int = functions.size

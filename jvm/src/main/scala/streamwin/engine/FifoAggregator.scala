@@ -54,18 +54,14 @@ final class FifoAggregator(evaluator: AggregateEvaluator) {
     }
   }
 
-  /** Writes the elements and the back stack's aggregate packed (the stored form, see [[EngineStateCodec]]). */
-  def writeState(out: java.io.DataOutput): Unit = {
-    evaluator.writePacked(out, back)
-    evaluator.writePacked(out, front)
-    evaluator.writePacked(out, Seq(backAggregate))
-  }
+  /** The back stack, the front stack and the back stack's aggregate (a stream stores them, see [[WindowStateCodec]]). */
+  def buffers: (collection.Seq[InternalRow], collection.Seq[InternalRow], InternalRow) = (back, front, backAggregate)
 
-  /** Reads what [[writeState]] wrote into this (empty) FIFO. */
-  def readState(in: java.io.DataInput): Unit = {
-    back = evaluator.readPacked(in)
-    front = evaluator.readPacked(in)
-    backAggregate = evaluator.readPacked(in).head
+  /** Restores what [[buffers]] gave into this (empty) FIFO, which owns them from now on. */
+  def restore(backBuffers: ArrayBuffer[InternalRow], frontBuffers: ArrayBuffer[InternalRow], aggregate: InternalRow): Unit = {
+    back = backBuffers
+    front = frontBuffers
+    backAggregate = aggregate
   }
 
   private def flip(): Unit = {

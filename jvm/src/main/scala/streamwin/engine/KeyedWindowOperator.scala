@@ -26,8 +26,8 @@ import streamwin.spec.WindowPolicies
  *
  * It reads and writes windows only through its [[WindowState]].
  *
- * A stream stores its state between visits field by field ([[EngineStateCodec]]), the rows it keeps as
- * state rows of their own ([[StoredBags]]).
+ * A stream stores its state between visits as state rows: a record, one row per window and late group
+ * ([[WindowStateCodec]]), and the rows it keeps ([[StoredBags]]).
  */
 final class KeyedWindowOperator(
     private[engine] val family: WindowFamily,
@@ -43,8 +43,10 @@ final class KeyedWindowOperator(
   @transient private var emittedBeforeVisit = 0L
   // Set by `late` while the current row is placed.
   private[engine] var lateRow = false
-  // The key's bags in a stream's state store, from its decode (or first encode) on; reset with the key.
+  // The key's bags in a stream's state store, from its read (or first write) on; reset with the key.
   private[engine] var storedBags: StoredBags = null
+  // The key's window rows as read from a stream's state store (or last written); reset with the key.
+  private[engine] var storedRows: LoadedWindowRows = null
 
   private[engine] def bagsIn(rows: KeptRowStore): StoredBags = {
     if (storedBags == null) storedBags = new StoredBags(rows, rows.inlineRows)
@@ -53,6 +55,7 @@ final class KeyedWindowOperator(
 
   override def startKey(): Unit = {
     storedBags = null
+    storedRows = null
     state.clear()
     heldRows = 0L
     quietSince = 0L

@@ -279,36 +279,6 @@ final class RowBag(val numFields: Int, val types: Seq[DataType]) extends Seriali
       c
     }
   }
-
-  /** Writes the rows: their count, then each one's length and UnsafeRow bytes. */
-  def writeRows(out: java.io.DataOutput): Unit = {
-    out.writeLong(size)
-    val run = rows
-    try {
-      while (run.hasNext) {
-        val r = run.next().asInstanceOf[UnsafeRow]
-        out.writeInt(r.getSizeInBytes)
-        out.write(r.getBaseObject.asInstanceOf[Array[Byte]], (r.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt,
-          r.getSizeInBytes)
-      }
-    } finally run.close()
-  }
-
-  /** Appends the rows [[writeRows]] wrote, as appended rows are kept: in memory, spilling past the budget. */
-  def readRows(in: java.io.DataInput): Unit = {
-    val n = StoredEngineFormat.checked(in.readLong(), in, bytesEach = 4)
-    var i = 0L
-    while (i < n) {
-      val length = StoredEngineFormat.checked(in.readInt(), in)
-      val t = room(length)
-      Platform.putInt(t.page, Platform.BYTE_ARRAY_OFFSET + t.used, length)
-      in.readFully(t.page, t.used + 4, length)
-      t.used += length + 4
-      t.rows += 1
-      count += 1
-      i += 1
-    }
-  }
 }
 
 /** A lazily read snapshot of a bag's rows. Frees what it holds once exhausted (or on close()). */

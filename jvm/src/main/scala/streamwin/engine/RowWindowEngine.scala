@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.InternalRow
  * feeds every row of the key with a non-null order, and finishes the key at the end of its input.
  */
 abstract class RowWindowEngine extends Serializable {
-  // (Read and restored by the stored form, EngineStateCodec.)
+  // (Read and restored by a stream's window state, WindowStateCodec.)
   private[engine] var emitted = 0L
   private[engine] var peak = 0
   protected[engine] var unwindowed = 0L

@@ -62,31 +62,6 @@ final class KeptSlices(evaluator: AggregateEvaluator) {
   private var newest: InternalRow = null
   private val scratch = evaluator.newBuffer()
 
-  /** Writes the slices (the stored form, see [[EngineStateCodec]]): the FIFO, its times, the newest slice. */
-  def writeState(out: java.io.DataOutput): Unit = {
-    fifo.writeState(out)
-    out.writeInt(times.size)
-    times.foreach(out.writeLong)
-    out.writeBoolean(newest != null)
-    if (newest != null) {
-      out.writeLong(newestTime)
-      evaluator.writePacked(out, Seq(newest))
-    }
-  }
-
-  /** Reads what [[writeState]] wrote into these (empty) slices. */
-  def readState(in: java.io.DataInput): Unit = {
-    fifo.readState(in)
-    val n = StoredEngineFormat.checked(in.readInt(), in, bytesEach = 8)
-    times = new scala.collection.mutable.ArrayDeque[Long](n)
-    var i = 0
-    while (i < n) { times.append(in.readLong()); i += 1 }
-    if (in.readBoolean()) {
-      newestTime = in.readLong()
-      newest = evaluator.readPacked(in).head
-    }
-  }
-
   def size: Int = fifo.size + (if (newest == null) 0 else 1)
   def isEmpty: Boolean = size == 0
   /** The newest slice's time (Long.MinValue when none is kept). */

@@ -1,20 +1,19 @@
 package streamwin.engine
 
-import java.io.{DataInput, DataOutput}
-
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.GenericArrayData
 
 /**
  * Where a stream keeps the rows of a key's row bags (a select's window members, the rows of windows
  * that merge, sliding windows' kept rows): one state row per row, keyed by (bag, seq) under the key
  * being visited. A micro-batch writes only the rows it added and removes only those no window needs
- * any more; a key's stored engine holds each bag as a reference to its range of rows.
+ * any more; a key's record and window rows hold each bag as a reference to its range of rows.
  */
 trait KeptRowStore {
-  /** How many rows a key keeps in its engine's bytes before they become state rows of their own ([[StoredBags]]). */
+  /** How many rows a key keeps inline in its record and window rows before they become state rows of their own ([[StoredBags]]). */
   def inlineRows: Long
   /** The row, or null; valid until the next call. */
   def get(bag: Long, seq: Long): UnsafeRow
@@ -50,14 +49,14 @@ final class StoredRowRange(val store: KeptRowStore, val id: Long, var from: Long
 }
 
 /**
- * The row bags of one key's stored engine, from its decode to its encode: the ranges the state held
+ * The row bags of one key's window state, from its read to its write: the ranges the state held
  * (so rows no bag holds any more are removed) and the key's next bag id.
  *
  * A key whose bags hold more than `inlineRows` rows in all keeps them as state rows: a bag written
  * moves its in-memory rows to the store and keeps only the reference, so rows are written once and
- * stay where they are. A key holding fewer keeps them in its engine's bytes (read and written whole
+ * stay where they are. A key holding fewer keeps them inline in its record and window rows (read and written
  * at each visit): a few rows cost less there than a state row each, read back at every visit
- * (sliding windows re-aggregate their kept rows after each decode). A key moves between the two as
+ * (sliding windows re-aggregate their kept rows after each read). A key moves between the two as
  * its rows grow and shrink; the move's rows are written, or removed, once.
  */
 final class StoredBags(store: KeptRowStore, inlineRows: Long) {
@@ -65,45 +64,53 @@ final class StoredBags(store: KeptRowStore, inlineRows: Long) {
   private val loaded = mutable.LongMap.empty[StoredRowRange]
   private val written = new java.util.IdentityHashMap[RowBag, java.lang.Boolean]
   private val live = mutable.LongMap.empty[StoredRowRange]
-  // This encode writes the bags' rows into the bytes.
+  // This write keeps the bags' rows inline.
   private var inline = false
-  /** State rows put and removed by this key's encodes. */
+  /** State rows put and removed by this key's writes. */
   var rowsWritten = 0L
   var rowsRemoved = 0L
 
-  /** An encode of a key whose bags are these begins. */
+  /** A write of a key whose bags are these begins. */
   def startEncode(bags: Iterator[RowBag]): Unit = {
     var rows = 0L
     while (rows <= inlineRows && bags.hasNext) rows += bags.next().size
     inline = rows <= inlineRows
   }
 
-  /** Restores `bag` (empty, new) from its rows or its reference: stored rows stay in the store until read. */
-  def read(bag: RowBag, in: DataInput): Unit = in.readByte() match {
-    case BagForm.Empty =>
-    case BagForm.Inline => bag.readRows(in)
-    case BagForm.Stored =>
-      val id = in.readLong()
-      val from = in.readLong()
-      val until = in.readLong()
-      if (from < 0L || until < from || id >= nextId) throw new StoredEngineFormat.UnknownForm(
+  /**
+   * Restores `bag` (empty, new) from its stored `rows` (a [[StoredWindowLayout.rowsType]] value; null: empty):
+   * inline rows are copied into it, stored rows stay in the store until read.
+   */
+  def read(bag: RowBag, rows: InternalRow, inputWidth: Int): Unit = if (rows != null) {
+    if (!rows.isNullAt(0)) {
+      val inline = rows.getArray(0)
+      var i = 0
+      while (i < inline.numElements()) { bag.append(inline.getStruct(i, inputWidth)); i += 1 }
+    } else {
+      val (id, from, until) = (rows.getLong(1), rows.getLong(2), rows.getLong(3))
+      if (from < 0L || until < from || id >= nextId) throw new StoredForm.UnknownForm(
         s"kept rows $id from $from until $until (next id $nextId)")
-      if (loaded.contains(id)) throw new StoredEngineFormat.UnknownForm(s"kept rows $id held twice")
+      if (loaded.contains(id)) throw new StoredForm.UnknownForm(s"kept rows $id held twice")
       loaded(id) = new StoredRowRange(store, id, from, until)
       bag.restoreStored(new StoredRowRange(store, id, from, until))
-    case other => throw new StoredEngineFormat.UnknownForm(s"kept rows of form $other")
+    }
   }
 
   /**
-   * Writes `bag`: its rows (a key holding few), or its reference after putting its in-memory rows into the
-   * store. (Stored rows of a bag written inline are no longer held: [[finish]] removes them.)
+   * `bag` as a [[StoredWindowLayout.rowsType]] value (null when empty): its rows (a key holding few), or its
+   * range after putting its in-memory rows into the store. (Stored rows of a bag written inline are no longer
+   * held: [[finish]] removes them.)
    */
-  def write(bag: RowBag, out: DataOutput): Unit = {
+  def write(bag: RowBag): InternalRow = {
     if (written.put(bag, java.lang.Boolean.TRUE) != null)
       throw new IllegalStateException("a row bag held twice in a key's window state")
-    if (bag.isEmpty) { out.writeByte(BagForm.Empty); return }
-    if (inline) { out.writeByte(BagForm.Inline); bag.writeRows(out); return }
-    out.writeByte(BagForm.Stored)
+    if (bag.isEmpty) return null
+    if (inline) {
+      val rows = new Array[Any](bag.size.toInt)
+      val run = bag.rows
+      try { var i = 0; while (run.hasNext) { rows(i) = run.next(); i += 1 } } finally run.close()
+      return new GenericInternalRow(Array[Any](new GenericArrayData(rows), null, null, null))
+    }
     val stored = bag.storedRows
     val (id, from, start) =
       if (stored != null) (stored.id, stored.from, stored.until)
@@ -116,18 +123,16 @@ final class StoredBags(store: KeptRowStore, inlineRows: Long) {
     val range = new StoredRowRange(store, id, from, seq)
     bag.storedAs(range)
     live(id) = new StoredRowRange(store, id, from, seq)
-    out.writeLong(id)
-    out.writeLong(from)
-    out.writeLong(seq)
+    new GenericInternalRow(Array[Any](null, id, from, seq))
   }
 
-  /** The encode is over: rows the state held that no bag holds any more are removed. */
+  /** The write is over: rows the state held that no bag holds any more are removed. */
   def finish(): Unit = {
     loaded.foreachValue { range =>
       val keptFrom = live.get(range.id).map(_.from).getOrElse(range.until)
       remove(range.id, range.from, math.min(keptFrom, range.until))
     }
-    // What the state holds now (a key encoded again without a decode in between: tests).
+    // What the state holds now (a key written again without a read in between: tests).
     loaded.clear()
     live.foreachValue(range => loaded(range.id) = range)
     written.clear()
@@ -138,12 +143,6 @@ final class StoredBags(store: KeptRowStore, inlineRows: Long) {
   def removeAll(): Unit = {
     loaded.foreachValue(range => remove(range.id, range.from, range.until))
     loaded.clear()
-  }
-
-  private object BagForm {
-    val Empty: Byte = 0
-    val Inline: Byte = 1
-    val Stored: Byte = 2
   }
 
   private def remove(id: Long, from: Long, until: Long): Unit = {

@@ -117,11 +117,6 @@ final class ContentsFactory(evaluator: Option[AggregateEvaluator], val output: W
    * memory for collect_list), where aggregating the window's kept rows at each output needs one buffer.
    */
   def keptRowsSweep(): Option[KeptRowsSweep] = evaluator.filter(_.boundedBuffers).map(new KeptRowsSweep(_))
-  /** Contents holding the one aggregation buffer packed in `in` ([[AggregateEvaluator.writePacked]]). */
-  private[engine] def restoredBuffer(in: java.io.DataInput): BufferContents = evaluator match {
-    case Some(e) => new BufferContents(e, output, e.readPacked(in).head)
-    case None => throw new IllegalStateException("a select holds rows, not aggregation buffers")
-  }
   /** A queue of slices shared by windows (groupBy only). */
   def keptSlices(): KeptSlices = new KeptSlices(evaluatorOfSlices)
   /** The evaluator of slices' buffers (groupBy only). */

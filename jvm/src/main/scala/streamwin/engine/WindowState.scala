@@ -105,7 +105,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var _record: AnyRef = null
   // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a decode.
   @transient private var sweep: Option[KeptRowsSweep] = null
-  // Batch only: a stream feeds sliding windows rows, never slices (StoredEngineFormat refuses to store them).
+  // Batch only: a stream feeds sliding windows rows, never slices (WindowStateCodec refuses to store them).
   @transient private var timestamps: TimestampSlices = null
 
   override def progress: Long = _progress
@@ -178,7 +178,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     (if (slices == null) 0 else slices.size) + (if (timestamps == null) 0 else timestamps.size) +
       (if (shared == null) 0 else shared.size)
 
-  // What the stored form (EngineStateCodec) reads and restores besides the interface.
+  // What a stream's window state (WindowStateCodec) reads and restores besides the interface.
   private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
   private[engine] def lateGroups: Iterator[WindowEntry] = iterate(late.values().iterator())
   private[engine] def keptBags: Seq[(Long, RowBag)] =

@@ -173,21 +173,33 @@ object StreamingWindowHost {
   }
 
   /**
-   * A checkpoint this operator restarts from must hold its own state stores. One written by
-   * streamwin's first host (Spark's transformWithState, never released as stable) is refused at once,
-   * with what to do, rather than by Spark's generic operator mismatch.
+   * A checkpoint this operator restarts from must hold its state in the form it writes. Forms never
+   * released as stable are refused at once, with what to do, rather than by Spark's generic operator or
+   * schema mismatch: streamwin's first streaming host (Spark's transformWithState), and its own operator's
+   * first form for windows fed rows (each key's whole engine as one value).
    */
   private def refuseRetiredState(batch: PlannedMicroBatch, info: StatefulOperatorStateInfo, function: String): Unit =
     if (batch.firstOfRun && batch.batchId > 0) {
       val operator = new Path(info.checkpointLocation, info.operatorId.toString)
       val fs = operator.getFileSystem(SparkSession.active.sessionState.newHadoopConf())
-      if (fs.exists(new Path(operator, "_metadata/v2"))) {
+      def refuse(form: String): Nothing =
         throw StreamwinErrors.misuse(function, s"the checkpoint ${new Path(info.checkpointLocation).getParent} holds " +
-          s"this window's state (operator ${info.operatorId}) in the form streamwin's first streaming host wrote it " +
-          "(Spark's transformWithState, state variables `windows` and `engine`), which this streamwin no longer reads: " +
-          s"windows now keep their state in streamwin's own stateful operator (`${StatefulWindowExec.ShortName}`). " +
+          s"this window's state (operator ${info.operatorId}) in $form, which this streamwin no longer reads: windows " +
+          s"now keep a state row per open window in streamwin's own stateful operator (`${StatefulWindowExec.ShortName}`). " +
           "Start the query with a new checkpoint location, and replay the input from where its open windows began " +
           "(from the start, to get the batch's result)")
+      if (fs.exists(new Path(operator, "_metadata/v2"))) {
+        refuse("the form streamwin's first streaming host wrote it (Spark's transformWithState, state variables " +
+          "`windows` and `engine`)")
+      }
+      // The operator's own first form for windows fed rows: each key's whole engine as one value.
+      val schema = new Path(operator, "0/_metadata/schema")
+      if (fs.exists(schema)) {
+        val text = { val in = fs.open(schema); try new String(in.readAllBytes(), "UTF-8") finally in.close() }
+        if (text.contains("\"name\":\"engine\",\"type\":\"binary\"")) {
+          refuse("the first form of streamwin's operator (each key's whole engine as one `record.engine` value, " +
+            "streamwin 0.1.0 before state rows per window)")
+        }
       }
     }
 }

@@ -76,14 +76,19 @@ final case class WindowEngineBlueprint(
     }
     val contents = new ContentsFactory(evaluator, windowOutput, bags)
     EngineWiring(spec.replayEngine(policies, contents, evaluator), evaluator,
-      new StoredStateShape(spec.function, evaluator.map(_.bufferTypes), input.map(_.dataType)))
+      new StoredStateShape(spec.function, evaluator.map(_.bufferTypes), input.map(_.dataType)), storedLayout)
   }
+
+  /** The layout of a stream's state rows of these windows, whose rows arrive ordered by a column of `orderType`. */
+  def storedLayout(orderType: DataType): StoredWindowLayout =
+    StoredWindowLayout(aggregates.map(_._1), orderType, input.map(a => a.name -> a.dataType))
 }
 
-/** A task's engine factory, its evaluator, and the codec of engines stored in a stream ([[EngineStateCodec]]). */
+/** A task's engine factory, its evaluator, and the codec of its engines' state in a stream ([[WindowStateCodec]]). */
 final case class EngineWiring(newEngine: () => RowWindowEngine, evaluator: Option[AggregateEvaluator],
-    shape: StoredStateShape) {
-  lazy val codec: EngineStateCodec = new EngineStateCodec(newEngine, shape)
+    shape: StoredStateShape, layoutOf: DataType => StoredWindowLayout) {
+  /** The codec of the state of engines whose rows arrive ordered by a column of `orderType` (one per task). */
+  def codec(orderType: DataType): WindowStateCodec = new WindowStateCodec(newEngine, shape, evaluator, layoutOf(orderType))
 }
 
 /** groupBy output: the key, the window and the aggregate values (of a buffer, or of a window's rows). */

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.streamwin.StoreLayout
 
-import streamwin.engine.{KeptRowStore, KeyedWindowOperator, RowWindowEngine}
+import streamwin.engine.{KeyStateRows, KeyedWindowOperator, RowWindowEngine}
 
 /** What moves a streaming key's time on besides its own rows. */
 sealed trait StreamClock extends Serializable
@@ -75,7 +75,7 @@ private[execution] object WindowKit {
   def stores(blueprint: WindowEngineBlueprint, keys: Seq[Attribute], feed: WindowFeed): Seq[StoreLayout] = feed match {
     case WindowFeed.Slices(_) =>
       StoredSliceWindows.stores(keys, blueprint.aggregates.map(_._1).getOrElse(Seq.empty[AggregateFunction]))
-    case WindowFeed.Rows(_, _, _) => StoredEngines.stores(keys, blueprint.input)
+    case WindowFeed.Rows(order, _, _) => StoredEngines.stores(keys, blueprint.storedLayout(order.dataType))
   }
 
 
@@ -120,27 +120,26 @@ private[execution] final class SliceWindowsKit(blueprint: WindowEngineBlueprint,
     clock.map(access.dueKeys(store, _)).getOrElse(Iterator.empty)
 }
 
-/** A task's kit for windows fed rows: each key's engine, its kept rows as rows of their own ([[StoredEngines]]). */
+/** A task's kit for windows fed rows: each key's engine, its windows and kept rows as state rows ([[StoredEngines]]). */
 private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys: Seq[Attribute], order: Attribute,
     signal: Option[Attribute], tiesAllowed: Boolean) extends WindowKit(blueprint) {
   private val feeder = new EngineFeeder(blueprint.spec, blueprint.input, order, signal, tiesAllowed)
-  private val access = new StoredEngines(keys, blueprint.input).access()
+  private val codec = wiring.codec(order.dataType)
+  private val access = new StoredEngines(keys, codec.layout).access()
   private var inlineRows = StoredEngines.DefaultInlineRows
-  // The kept rows of the key being visited.
-  private var keptRows: KeptRowStore = _
+  // The state rows of the key being visited.
+  private var rows: KeyStateRows = _
 
   override def fed: FedRows = feeder
 
   override def open(stores: Seq[RowStore]): Unit = inlineRows = StoredEngines.inlineRows()
 
   override def load(store: RowStore, key: UnsafeRow): RowWindowEngine = {
-    keptRows = access.keptRows(store, key, inlineRows)
-    access.load(store, key) match {
-      case Some(bytes) => wiring.codec.decode(bytes, keptRows)
-      case None =>
-        val engine = wiring.newEngine()
-        engine.startKey()
-        engine
+    rows = access.rowsOf(store, key, inlineRows)
+    codec.load(rows).getOrElse {
+      val engine = wiring.newEngine()
+      engine.startKey()
+      engine
     }
   }
 
@@ -150,12 +149,8 @@ private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys
   }
 
   override def save(store: RowStore, key: UnsafeRow, engine: RowWindowEngine, deadline: Long, idleDeadline: Long,
-      forget: Boolean): (Long, Long) = {
-    val bytes = if (forget) { wiring.codec.forget(engine, keptRows); null } else wiring.codec.encode(engine, keptRows)
-    val (written, removed) = access.save(store, key, bytes, deadline, idleDeadline)
-    val (rowsWritten, rowsRemoved) = wiring.codec.rowsChanged(engine)
-    (written + rowsWritten, removed + rowsRemoved)
-  }
+      forget: Boolean): (Long, Long) =
+    if (forget) (0L, codec.forget(engine, rows)) else codec.save(engine, rows, deadline, idleDeadline)
 
   override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] =
     access.dueKeys(store, clock, processingTime)

@@ -1,11 +1,10 @@
 package streamwin.engine
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
-
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Random
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.{DataType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -21,6 +20,11 @@ class StoredBagsSuite extends AnyFunSuite {
   private val toUnsafe = UnsafeProjection.create(types.toArray)
   private def row(x: Long) = toUnsafe(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(Array[Any](x))).copy()
   private def values(bag: RowBag): Seq[Long] = { val run = bag.rows; try run.map(_.getLong(0)).toVector finally run.close() }
+  // A bag as a state row holds it (inline rows, or a range), copied as a store copies it.
+  private val rowsType = StoredWindowLayout(None, LongType, Seq("x" -> LongType)).rowsType
+  private val toStored = UnsafeProjection.create(Array[DataType](rowsType))
+  private def stored(rows: InternalRow): InternalRow =
+    if (rows == null) null else toStored(new GenericInternalRow(Array[Any](rows))).getStruct(0, rowsType.length).copy()
 
   test("random appends, drops, clears and merges across stored visits equal the model; the store holds exactly the bags' rows") {
     for (seed <- 1 to 20) {
@@ -28,7 +32,7 @@ class StoredBagsSuite extends AnyFunSuite {
       val store = new MapKeptRows
       val model = ArrayBuffer.fill(4)(ArrayBuffer[Long]())
       var bags = ArrayBuffer.fill(4)(new RowBag(types))
-      // Keys holding few rows keep them in their bytes; from 8 rows on, in the store (and back).
+      // Keys holding few rows keep them inline; from 8 rows on, in the store (and back).
       val inline = if (seed % 2 == 0) 0L else 8L
       var ledger = new StoredBags(store.of("k"), inline)
       var next = 0L
@@ -52,21 +56,17 @@ class StoredBagsSuite extends AnyFunSuite {
             model(j).clear()
           case _ =>
             // The visit ends: the bags are written (in a random order), then read back by the next visit.
-            val out = new ByteArrayOutputStream
-            val data = new DataOutputStream(out)
             val order = rnd.shuffle((0 until 4).toVector)
             ledger.startEncode(bags.iterator)
-            order.foreach(b => ledger.write(bags(b), data))
-            data.close()
+            val written = order.map(b => b -> stored(ledger.write(bags(b))))
             ledger.finish()
             val held = model.map(_.size).sum
             assert(store.size == (if (held <= inline) 0 else held), s"seed $seed step $step: ${store.size} stored rows")
             val nextId = ledger.nextId
             ledger = new StoredBags(store.of("k"), inline)
             ledger.nextId = nextId
-            val in = new DataInputStream(new ByteArrayInputStream(out.toByteArray))
             val restored = ArrayBuffer.fill(4)(new RowBag(types))
-            order.foreach(b => ledger.read(restored(b), in))
+            written.foreach { case (b, rows) => ledger.read(restored(b), rows, 1) }
             bags = restored
         }
         (0 until 4).foreach(b => assert(values(bags(b)) == model(b), s"seed $seed step $step bag $b"))
@@ -83,7 +83,7 @@ class StoredBagsSuite extends AnyFunSuite {
     val bag = new RowBag(types)
     (0L until 5L).foreach(x => bag.append(row(x)))
     ledger.startEncode(Iterator.single(bag))
-    ledger.write(bag, new DataOutputStream(new ByteArrayOutputStream))
+    ledger.write(bag)
     ledger.finish()
     (5L until 8L).foreach(x => bag.append(row(x)))
     val run = bag.rows
