@@ -12,6 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine._
+import streamwin.execution.EngineWiring
 import streamwin.families.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
 import streamwin.spec.WindowPolicies
 
@@ -537,6 +538,54 @@ class EngineSuite extends AnyFunSuite {
       assert(e.getMessage.contains("new checkpoint location"), s"$name: ${e.getMessage}")
     }
     assert(countWiring().codec(LongType).load(rows.of("k")).get.windowsEmitted == engine.windowsEmitted)
+  }
+
+  test("stored state with a damaged split trigger state, bag reference or record is refused with the new-checkpoint message") {
+    def refused(wiring: => EngineWiring, rows: MapKeyRows): Unit = {
+      val e = intercept[IllegalStateException](wiring.codec(LongType).load(rows.of("k")))
+      assert(e.getMessage.contains("new checkpoint location"), e.getMessage)
+    }
+    // The key's record rewritten with `change` (a damaged store).
+    def damage(rows: MapKeyRows, codec: WindowStateCodec)(change: (GenericInternalRow, String => Int) => Unit): Unit = {
+      val layout = codec.layout
+      val record = new GenericInternalRow(rows.record("k").getStruct(0, layout.recordType.length).toSeq(layout.recordType).toArray)
+      change(record, layout.recordType.fieldIndex)
+      rows.replaceRecord("k", org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(layout.valueSchema)(
+        new GenericInternalRow(Array[Any](record, null, null))))
+    }
+    // A split trigger's state, cut short.
+    val spec = streamwin.families.TriggerSplitWindowSpec(RisingMark.asInstanceOf[streamwin.api.SplitTrigger[Any]])
+    val split = countWiring(spec)
+    val engine = split.newEngine()
+    engine.startKey()
+    Seq(3L, 1L, 4L, 1L, 5L).zipWithIndex.foreach { case (x, i) => engine.addRow(i.toLong, org.apache.spark.sql.Row(x), row(x)) }
+    val cut = new MapKeyRows
+    split.codec(LongType).save(engine, cut.of("k"), Long.MaxValue, Long.MaxValue)
+    damage(cut, split.codec(LongType)) { (record, field) =>
+      val data = record.getStruct(field("data"), 2)
+      val state = data.getBinary(1)
+      assert(state.length > 2)
+      record.update(field("data"), new GenericInternalRow(Array[Any](data.getInt(0), state.take(state.length / 2))))
+    }
+    refused(countWiring(spec), cut)
+    // A select's rows kept as state rows, its record's next bag id behind the bags it holds; and its record without fields.
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    def select = streamwin.execution.WindowEngineBlueprint(CountWindowSpec(4, 2), WindowPolicies.Default, Seq(v),
+      Seq(v, window), None).wire(() => InternalRow.empty, _ => ())
+    for (broken <- Seq("next bag", "no fields")) {
+      val wired = select
+      val kept = wired.newEngine()
+      kept.startKey()
+      (0L until 7L).foreach(i => kept.addRow(i, null, row(i)))
+      val rows = new MapKeyRows(inline = 0L)
+      wired.codec(LongType).save(kept, rows.of("k"), Long.MaxValue, Long.MaxValue)
+      assert(rows.keptRows > 0)
+      if (broken == "next bag") damage(rows, wired.codec(LongType))((record, field) => record.update(field("next_bag"), 0L))
+      else rows.replaceRecord("k", org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
+        wired.codec(LongType).layout.valueSchema)(new GenericInternalRow(3)))
+      refused(select, rows)
+    }
   }
 
   test("state written for another window function, other aggregates or other input columns is refused, naming the query's") {

@@ -344,8 +344,8 @@ object TimestampSlices {
  * [[TimestampSlices]] as a batch keeps its slices, so both give the same bits. Windows are output by
  * ascending end, so each one adds only the timestamps after the previous end. A row kept at or before the
  * newest timestamp the sweep holds (out of event-time order, or a tie), or a window that starts or ends
- * before the previous one, makes it start again from the kept rows. Not stored: a decoded engine starts
- * again at its first output.
+ * before the previous one, makes it start again from the kept rows. Not stored: an engine read from a
+ * stream's state starts again at its first output.
  */
 final class KeptRowsSweep(evaluator: AggregateEvaluator) {
   private var slices: TimestampSlices = null

@@ -109,6 +109,11 @@ final class StoredBags(store: KeptRowStore, inlineRows: Long) {
       val rows = new Array[Any](bag.size.toInt)
       val run = bag.rows
       try { var i = 0; while (run.hasNext) { rows(i) = run.next(); i += 1 } } finally run.close()
+      // Rows it held in the store are removed by `finish`: the bag keeps them in memory from now on.
+      if (bag.storedRows != null) {
+        bag.clear()
+        rows.foreach(r => bag.append(r.asInstanceOf[InternalRow]))
+      }
       return new GenericInternalRow(Array[Any](new GenericArrayData(rows), null, null, null))
     }
     val stored = bag.storedRows

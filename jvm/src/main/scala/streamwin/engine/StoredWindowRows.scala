@@ -166,15 +166,18 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
   def load(rows: KeyStateRows): Option[RowWindowEngine] = {
     val stored = rows.get(Record, 0L, 0L)
     if (stored == null) return None
-    val rec = stored.getStruct(0, recordWidth).copy()
     val op = newEngine().asInstanceOf[KeyedWindowOperator]
     op.startKey()
     reading(op)
-    try read(op, rec, rows) catch {
-      case e: WindowStateCodec.OtherShape => throw WindowStateCodec.otherQuery(shape)
-      case e @ (_: StoredForm.UnknownForm | _: IndexOutOfBoundsException | _: NegativeArraySizeException |
+    try {
+      if (stored.isNullAt(0)) throw new StoredForm.UnknownForm("a key's record without its fields")
+      read(op, stored.getStruct(0, recordWidth).copy(), rows)
+    } catch {
+      case _: WindowStateCodec.OtherShape => throw WindowStateCodec.otherQuery(shape)
+      // (IOException: a user's split trigger state cut short or changed.)
+      case e @ (_: java.io.IOException | _: IndexOutOfBoundsException | _: NegativeArraySizeException |
                 _: IllegalArgumentException | _: ClassCastException | _: NullPointerException | _: MatchError |
-                _: ClassNotFoundException) =>
+                _: ClassNotFoundException | _: NoSuchElementException) =>
         throw WindowStateCodec.otherVersion(s"unreadable window state: $e", e)
     }
     Some(op)

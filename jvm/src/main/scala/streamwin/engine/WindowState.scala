@@ -92,7 +92,10 @@ trait ContentsRecord {
   def release(): Unit
 }
 
-/** The batch (and, until streaming state is typed, the stream's) window state: sorted maps in memory, rows in bags. */
+/**
+ * A key's window state in memory: sorted maps, rows in bags. Batch keeps it for a key's whole input; a stream
+ * reads it from the key's state rows at each visit and writes back what changed ([[WindowStateCodec]]).
+ */
 final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]
@@ -103,7 +106,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
   private var _record: AnyRef = null
-  // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a decode.
+  // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a read from a stream's state.
   @transient private var sweep: Option[KeptRowsSweep] = null
   // Batch only: a stream feeds sliding windows rows, never slices (WindowStateCodec refuses to store them).
   @transient private var timestamps: TimestampSlices = null

@@ -157,6 +157,16 @@ object StreamingWindowHost {
   private val StateEncodingKey = "spark.sql.streaming.stateStore.encodingFormat"
 
   /**
+   * How the value schema of the operator's first form for windows fed rows begins in a checkpoint's schema
+   * file: a `record` of exactly (`deadline`, `idle_deadline`, `engine`). (A user's column named `engine` is
+   * in the key or the kept rows' `row`, never first in the value.)
+   */
+  private val RetiredEngineRecord: String = "{\"type\":\"struct\",\"fields\":[{\"name\":\"record\",\"type\":" +
+    "{\"type\":\"struct\",\"fields\":[{\"name\":\"deadline\",\"type\":\"timestamp\",\"nullable\":true," +
+    "\"metadata\":{}},{\"name\":\"idle_deadline\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}}," +
+    "{\"name\":\"engine\",\"type\":\"binary\",\"nullable\":false,\"metadata\":{}}]}"
+
+  /**
    * The state rows are in Spark's UnsafeRow encoding, as those of Spark's own streaming aggregations,
    * which have no Avro form either (on Spark 4.0-4.3 only transformWithState has): refused up front
    * rather than by the state store's assertion in a task. The conf of a restarted query is the one
@@ -196,7 +206,7 @@ object StreamingWindowHost {
       val schema = new Path(operator, "0/_metadata/schema")
       if (fs.exists(schema)) {
         val text = { val in = fs.open(schema); try new String(in.readAllBytes(), "UTF-8") finally in.close() }
-        if (text.contains("\"name\":\"engine\",\"type\":\"binary\"")) {
+        if (text.contains(StreamingWindowHost.RetiredEngineRecord)) {
           refuse("the first form of streamwin's operator (each key's whole engine as one `record.engine` value, " +
             "streamwin 0.1.0 before state rows per window)")
         }

@@ -52,7 +52,7 @@ final case class WindowEngineBlueprint(
 
   /**
    * Wires engines to a task: `key()` is the current key row, `out` receives each output row. The
-   * wiring is built once per task; engines come from it fresh, or decoded from a state store.
+   * wiring is built once per task; engines come from it fresh, or read from a state store.
    */
   def wire(key: () => InternalRow, out: InternalRow => Unit): EngineWiring = wireRuns(key, new OutputSink {
     override def row(row: InternalRow): Unit = out(row)
