@@ -449,6 +449,52 @@ class EngineSuite extends AnyFunSuite {
     assert(out.toSeq == (999L until 1500L).map(last => (last - 999 to last).sum))
   }
 
+  test("count windows keep the order values of a window's first and newest rows only, stored or not") {
+    // Orders are 10 x the row's index and v is the index, so an output's sum must be the sum of the rows
+    // from its start / 10 to its end / 10: its first and last order values are its own rows'.
+    val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+      "start bigint, end bigint, kind string"))()
+    val sum = Sum(v)
+    val cases: Seq[(CountWindowSpec, WindowPolicies)] = Seq(
+      (CountWindowSpec(1000, 1000), WindowPolicies.Default), (CountWindowSpec(100, 10), WindowPolicies.Default),
+      (CountWindowSpec(7, 3, alignEnd = true), WindowPolicies.Default), (CountWindowSpec(5, 5, alignEnd = true),
+        WindowPolicies.Default), (CountWindowSpec(50, 50), WindowPolicies(countTrigger = 7)),
+      (CountWindowSpec(20, 20), WindowPolicies(emitUpdate = true)), (CountWindowSpec(4, 1), WindowPolicies.Default))
+    for ((spec, policies) <- cases) {
+      val blueprint = streamwin.execution.WindowEngineBlueprint(spec, policies, Seq(v),
+        Seq(window, AttributeReference("s", sum.dataType)()), Some((Seq(sum), Seq(None))))
+      def run(storeEvery: Int): Seq[(Long, Long, String, Long)] = {
+        val out = scala.collection.mutable.ArrayBuffer[(Long, Long, String, Long)]()
+        def wiring() = blueprint.wire(() => InternalRow.empty, { r =>
+          val w = r.getStruct(0, 3)
+          out += ((w.getLong(0), w.getLong(1), w.getUTF8String(2).toString, r.getLong(1)))
+        })
+        var wired = wiring()
+        var engine = wired.newEngine()
+        val kept = new MapKeyRows
+        engine.startKey()
+        (0L until 2345L).foreach { i =>
+          if (storeEvery > 0 && i % storeEvery == 0) {
+            wired.codec(LongType).save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+            wired = wiring()
+            engine = wired.codec(LongType).load(kept.of("k")).get
+          }
+          engine.addRow(i * 10, null, row(i))
+          val orders = engine.asInstanceOf[KeyedWindowOperator].state.record.asInstanceOf[CountRecord].orders.size
+          assert(orders <= spec.size / spec.step + 2, s"$spec: $orders order values kept at row $i")
+        }
+        engine.finishKey()
+        out.toSeq
+      }
+      val uninterrupted = run(0)
+      assert(uninterrupted.nonEmpty && uninterrupted.exists(_._3 == "final"), spec)
+      uninterrupted.foreach { case (start, end, kind, total) =>
+        assert(total == (start / 10 to end / 10).sum, s"$spec: $kind window $start..$end sums to $total")
+      }
+      Seq(1, 13, 400).foreach(every => assert(run(every) == uninterrupted, s"$spec $policies, stored every $every rows"))
+    }
+  }
+
   /** A count(4, 2) groupBy of sum(v), wired as a task would be, collecting its output rows as strings. */
   private def countWiring(spec: streamwin.spec.WindowSpec = CountWindowSpec(4, 2), out: String => Unit = _ => ()) = {
     val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(

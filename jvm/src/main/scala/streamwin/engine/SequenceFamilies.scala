@@ -35,8 +35,17 @@ final class CountRecord extends Serializable {
   var oldestRetained = 0L
   // Rows below this index have been in an emitted window.
   var coveredUntil = 0L
-  // Arrival-order value of each retained row: a window's start and end are its first and last.
+  // The order_by values a window can still start or end with (a window's start and end are its first
+  // and last row's), oldest first: the oldest retained row's, each later row's that a window starts
+  // at, and the newest row's. Other rows' are not kept: count(1000000) keeps three, not a million.
   var orders = new mutable.ArrayDeque[Any]
+  // The row index of `orders.head` (meaningful while it is not empty).
+  var headRow = 0L
+  // False for a record just read from a stream's state: its `orders` may hold every retained row's
+  // value (as the state of earlier versions does) until [[CountWindows]] keeps only the ones above.
+  var compact = true
+
+  def retained: Long = rows - oldestRetained
 }
 
 /**
@@ -65,14 +74,14 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
   }
 
   override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    val r = op.state.record.asInstanceOf[CountRecord]
+    val r = record(op)
     val w = retained(op)
     w.contents.append(row)
-    r.orders.append(order)
+    keepOrder(r, order)
     r.rows += 1
     op.keptRowsChanged(1)
     // When the row completes a window, the retained rows are exactly that window.
-    op.afterRow(r.orders.size, completesWindow(r))({ kind =>
+    op.afterRow(r.retained, completesWindow(r))({ kind =>
       emit(w, r, kind, op)
       if (kind ne WindowKind.Update) r.coveredUntil = r.rows
     }, evictBefore(r.rows, w, r, op))
@@ -81,11 +90,11 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
   }
 
   override def teardown(op: KeyedWindowOperator): Unit = {
-    val r = op.state.record.asInstanceOf[CountRecord]
+    val r = record(op)
     val w = op.state.window(0L)
     if (w == null) return
     if (spec.alignEnd) {
-      if (r.rows > r.coveredUntil && r.orders.nonEmpty) emit(w, r, WindowKind.Partial, op)
+      if (r.rows > r.coveredUntil && r.retained > 0) emit(w, r, WindowKind.Partial, op)
     } else {
       // Every retained row is in one of the partial windows below, so none is unwindowed.
       r.coveredUntil = r.rows
@@ -93,7 +102,7 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
       while (start < r.rows) {
         evictBefore(start, w, r, op)
         // (A count trigger may have flushed every row of the last window already.)
-        if (r.orders.nonEmpty) emit(w, r, WindowKind.Partial, op)
+        if (r.retained > 0) emit(w, r, WindowKind.Partial, op)
         start += spec.step
       }
     }
@@ -101,9 +110,9 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
 
   // The retained rows are the open window's (the idle timeout needs disjoint windows, as count_trigger).
   override def flushIdle(op: KeyedWindowOperator): Unit = {
-    val r = op.state.record.asInstanceOf[CountRecord]
+    val r = record(op)
     val w = op.state.window(0L)
-    if (w == null || r.orders.isEmpty) return
+    if (w == null || r.retained == 0) return
     emit(w, r, WindowKind.Partial, op)
     r.coveredUntil = r.rows
     evictBefore(r.rows, w, r, op)
@@ -128,13 +137,57 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
     else ((r.rows - spec.size) / spec.step + 1) * spec.step
 
   private def evictBefore(index: Long, w: WindowEntry, r: CountRecord, op: KeyedWindowOperator): Unit = {
-    while (r.oldestRetained < index && r.orders.nonEmpty) {
+    while (r.oldestRetained < index && r.oldestRetained < r.rows) {
       if (r.oldestRetained >= r.coveredUntil) op.countInNoWindow()
       w.contents.evictOldest()
-      r.orders.removeHead()
+      if (r.oldestRetained == r.headRow) {
+        r.orders.removeHead()
+        r.headRow = math.min(nextStart(r.headRow), r.rows - 1)
+      }
       r.oldestRetained += 1
       op.keptRowsChanged(-1)
     }
+  }
+
+  /** Whether a window starts at row `index`. */
+  private def startsWindow(index: Long): Boolean =
+    if (spec.alignEnd) (index + spec.size) % spec.step == 0 else index % spec.step == 0
+
+  /** The first row after `index` that a window starts at. */
+  private def nextStart(index: Long): Long =
+    if (spec.alignEnd) ((index + spec.size) / spec.step + 1) * spec.step - spec.size
+    else (index / spec.step + 1) * spec.step
+
+  /**
+   * Keeps the order value of the row arriving now (row `r.rows`), which is the newest; the one kept for the
+   * row before goes unless a window can start with it.
+   */
+  private def keepOrder(r: CountRecord, order: Any): Unit = {
+    if (r.orders.isEmpty) r.headRow = r.rows
+    else {
+      val previous = r.rows - 1
+      if (previous != r.headRow && !startsWindow(previous)) r.orders.removeLast()
+    }
+    r.orders.append(order)
+  }
+
+  /** The key's record, holding only the order values [[keepOrder]] keeps (a record read may hold every row's). */
+  private def record(op: KeyedWindowOperator): CountRecord = {
+    val r = op.state.record.asInstanceOf[CountRecord]
+    if (!r.compact) {
+      r.headRow = r.oldestRetained
+      if (r.orders.size == r.retained && r.retained > 2) {
+        var index = r.oldestRetained
+        val all = r.orders
+        r.orders = new mutable.ArrayDeque[Any]
+        all.foreach { order =>
+          if (index == r.oldestRetained || index == r.rows - 1 || startsWindow(index)) r.orders.append(order)
+          index += 1
+        }
+      }
+      r.compact = true
+    }
+    r
   }
 }
 

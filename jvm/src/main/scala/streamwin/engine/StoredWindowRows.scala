@@ -437,6 +437,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
         x.orders.append(if (orders.isNullAt(i)) null else InternalRow.copyValue(orders.get(i, layout.orderType)))
         i += 1
       }
+      x.compact = false
       x
     } else if (!rec.isNullAt(r("row_count"))) {
       val x = new RowCount
