@@ -18,7 +18,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import streamwin.api.WindowMetricsReport
 import streamwin.api.functions.{count => countWindow, hopping, session, sliding, tumbling, withOptions}
 import streamwin.catalyst.WindowAggregate
-import streamwin.execution.{ArrivalOrderSummaryExec, EventTimeReplayAggregateExec, OrderedTumblingAggregateExec, EventTimeReplayAssignExec, SequenceWindowAggregateExec, SequenceWindowAssignExec,
+import streamwin.execution.{ArrivalOrderSummaryExec, OrderedTumblingAggregateExec, WindowReplayExec,
   StatefulWindowExec, StreamingWindowHost, TimeWindowAggregateExec, TimeWindowAssignExec, TumblingWindowResultExec, WindowFeed}
 
 /** The physical plans streamwin chooses: pre-aggregation below the exchange, one exchange, no needless sort. */
@@ -105,19 +105,19 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test("count windows: one exchange by key, each key sorted by order_by, no partial aggregation") {
     val plan = readings.groupBy(col("k"), countWindow(3, col("v"))).agg(sum("v")).queryExecution.executedPlan
-    val windows = plan.collectFirst { case s: SequenceWindowAggregateExec => s }.getOrElse(fail(plan.treeString))
+    val windows = plan.collectFirst { case s: WindowReplayExec => s }.getOrElse(fail(plan.treeString))
     assertSortedAboveOneExchange(plan, windows, Seq(column(windows.child, "k"), column(windows.child, "v")))
     assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
     // In a select, partition_by columns are the keys.
     val tagged = readings.select(col("v"), countWindow(3, 1, col("v"), Seq(col("k")))).queryExecution.executedPlan
-    val assign = tagged.collectFirst { case s: SequenceWindowAssignExec => s }.getOrElse(fail(tagged.treeString))
+    val assign = tagged.collectFirst { case s: WindowReplayExec => s }.getOrElse(fail(tagged.treeString))
     assertSortedAboveOneExchange(tagged, assign, assign.streamKeys :+ assign.order)
   }
 
   test("arrival-order policies replay each key's rows sorted by (key, order_by) after one exchange") {
     val plan = readings.groupBy(col("k"), withOptions(hopping(col("ts"), "10 seconds", "5 seconds"), "order_by" -> col("v"),
       "lateness" -> "5 seconds")).agg(sum("v")).queryExecution.executedPlan
-    val replay = plan.collectFirst { case e: EventTimeReplayAggregateExec => e }.getOrElse(fail(plan.treeString))
+    val replay = plan.collectFirst { case e: WindowReplayExec => e }.getOrElse(fail(plan.treeString))
     assertSortedAboveOneExchange(plan, replay, Seq(column(replay.child, "k"), column(replay.child, "v")))
     assert(!nodes(plan).exists(_.isInstanceOf[BaseAggregateExec]), plan.treeString)
   }
@@ -199,7 +199,7 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("sessions and sliding windows in a select: the window operator tags rows after one exchange and a sort, no aggregation") {
     for (windowColumn <- Seq(session(col("ts"), "5 seconds", col("k")), sliding(col("ts"), "5 seconds", col("k")))) {
       val plan = readings.select(col("v"), windowColumn).queryExecution.executedPlan
-      val assign = plan.collectFirst { case e: EventTimeReplayAssignExec => e }.getOrElse(fail(plan.treeString))
+      val assign = plan.collectFirst { case e: WindowReplayExec => e }.getOrElse(fail(plan.treeString))
       assertSortedAboveOneExchange(plan, assign, assign.streamKeys :+ assign.order)
       // No collect_list of whole rows and no explode: rows stay rows.
       assert(!nodes(plan).exists(n => n.isInstanceOf[BaseAggregateExec] || n.isInstanceOf[GenerateExec]), plan.treeString)

@@ -20,7 +20,7 @@ import streamwin.spec.{WindowPolicies, WindowSpec}
  * (key, window start) aggregates. So the windows are first aggregated as Spark aggregates its own
  * `window()`, with each window's arrival-order range ([[streamwin.catalyst.ArrivalOrderRange]]); only keys that fail
  * the check, or have rows with an arrival order but no event time, are replayed row by row on the
- * window operator from the input, exactly as [[EventTimeReplayAggregateExec]] would (the replay also
+ * window operator from the input, exactly as [[WindowReplayExec]] would (the replay also
  * raises the error for ties in order_by). The check needs a job of its own, which reads the windows,
  * unless the map tasks' summaries ([[ArrivalOrderSummaryExec]]) already prove every key in order.
  *
@@ -95,7 +95,7 @@ case class OrderedTumblingAggregateExec(
     if (replayed.isEmpty) aggregated else aggregated.union(replay(replayedKeys))
   }
 
-  /** The keys' rows replayed on the window operator, as [[EventTimeReplayAggregateExec]] does. */
+  /** The keys' rows replayed on the window operator, as [[WindowReplayExec]] does. */
   private def replay(replayKeys: () => Set[InternalRow]): RDD[InternalRow] = {
     val inputOutput = input.output
     val keyAttrs = keys

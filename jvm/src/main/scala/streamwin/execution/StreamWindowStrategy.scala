@@ -104,15 +104,8 @@ object StreamWindowStrategy extends SparkStrategy {
   /** Each key's rows in arrival order through the window operator. */
   private def replayed(agg: WindowAggregate): SparkPlan = {
     val replay = agg.spec.replay(agg.columns)
-    replay.eventTime match {
-      case Some(eventTime) =>
-        EventTimeReplayAggregateExec(agg.spec, agg.policies, agg.keys, replay.order, eventTime, replay.signal, agg.functions,
-          agg.filters,
-          agg.windowAttr, agg.resultAttrs, planLater(agg.child))
-      case None =>
-        SequenceWindowAggregateExec(agg.spec, agg.policies, agg.keys, replay.order, replay.signal, agg.functions, agg.filters,
-          agg.windowAttr, agg.resultAttrs, planLater(agg.child))
-    }
+    WindowReplayExec.aggregate(agg.spec, agg.policies, agg.keys, replay.order, replay.eventTime, replay.signal,
+      agg.functions, agg.filters, agg.windowAttr, agg.resultAttrs, planLater(agg.child))
   }
 
   /**
@@ -134,14 +127,8 @@ object StreamWindowStrategy extends SparkStrategy {
         // arrival order through the window operator, which tags them with each window output.
         case SelectPlan.ReplayRows =>
           val replay = spec.replay(assign.columns)
-          replay.eventTime match {
-            case Some(eventTime) =>
-              EventTimeReplayAssignExec(spec, policies, partitionBy, replay.order, eventTime, replay.signal, windowAttr,
-                planLater(child)) :: Nil
-            case None =>
-              SequenceWindowAssignExec(spec, policies, partitionBy, replay.order, replay.signal, windowAttr,
-                planLater(child)) :: Nil
-          }
+          WindowReplayExec.assign(spec, policies, partitionBy, replay.order, replay.eventTime, replay.signal, windowAttr,
+            planLater(child)) :: Nil
 
         case SelectPlan.TagByTime(windows) =>
           TimeWindowAssignExec(spec, windows, time, windowAttr, planLater(child)) :: Nil
