@@ -682,6 +682,40 @@ def test_a_select_keeps_the_rows_of_its_open_windows_as_state_rows_of_their_own(
         assert [s for _, s in places] == expected[k]
 
 
+def test_keys_due_without_rows_are_found_without_scanning_the_kept_rows_again(spark, tmp_path):
+    # A key whose window the watermark closes while it has no rows is found through the operator's due-key
+    # index (each key's deadlines, kept between micro-batches), not by reading every state row again: the kept
+    # rows of a key's open window would make each such micro-batch slower than the last. The first micro-batch
+    # whose watermark moved scans the store and builds the index; the later ones read no state row to find
+    # the keys due: b's session in the third micro-batch, a's first one in the last (without rows).
+    a = lambda lo, hi: [("a", s, s, s % 7, False) for s in range(lo, hi)]
+    rows = a(1, 11) + a(11, 21) + [("b", 12, 100, 5, False)] + a(21, 31) + a(31, 41) + [("a", 60, 60, 1, False)]
+    _write_splits(tmp_path / "in", rows, [10, 21, 31])
+    window = lambda: sw.session("ts", "5 seconds", partition_by="k")
+    out = _source(spark, tmp_path / "in", "2 seconds").select("k", "seq", window())
+    name = "sw_" + uuid.uuid4().hex[:12]
+    spark.conf.set("spark.streamwin.stream.inlineKeptRows", "0")
+    try:
+        query = (out.writeStream.format("memory").queryName(name)
+                 .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+        try:
+            _wait_until_idle(query)
+            progress = query.recentProgress
+        finally:
+            query.stop()
+    finally:
+        spark.conf.unset("spark.streamwin.stream.inlineKeptRows")
+    result = spark.table(name).collect()
+    spark.catalog.dropTempView(name)
+    scanned = [p["stateOperators"][0]["customMetrics"]["stateRowsScanned"] for p in progress]
+    # Micro-batches 0-3 bring rows, 4 only moves the watermark past a's first session.
+    assert len(scanned) == 5 and scanned[0] == 0 and scanned[1] > 0 and scanned[2:] == [0, 0, 0], scanned
+    expected = _batch(spark, rows).select("k", "seq", window()).collect()
+    # The session that begins at 60 is still open when the stream ends (the end of a batch closes it).
+    assert Counter(map(tuple, result)) == Counter(map(tuple, [r for r in expected if r.seq != 60]))
+    assert {r.k for r in result} == {"a", "b"} and len(result) == 41
+
+
 @pytest.mark.parametrize("name, changed, refusal", [
     ("other aggregates", lambda df: df.groupBy("k", sw.count(4, step=2, order_by="seq")).agg(
         F.sum("v").alias("sv"), F.max("v").alias("mv")), "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"),

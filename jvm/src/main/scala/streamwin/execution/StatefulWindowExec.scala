@@ -90,7 +90,7 @@ case class StatefulWindowExec(
 
   /** The windows' own metrics, per micro-batch (the query progress shows them with the state store's). */
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    StatefulWindowExec.WindowMetricNames.map { case (metricName, description) =>
+    (StatefulWindowExec.WindowMetricNames ++ StatefulWindowExec.StoreMetricNames).map { case (metricName, description) =>
       new StatefulOperatorCustomMetric {
         override def name: String = metricName
         override def desc: String = description
@@ -150,6 +150,11 @@ case class StatefulWindowExec(
     private val kitKey = blueprint.canonical(keys, feed)
     private val kit = TaskKits.borrow(kitKey)(WindowKit(blueprint, keys, feed))
     kit.open(stores)
+    kit.rowsScanned = 0L
+    // (With checkpoint ids, one version may have several lineages: the store is scanned.)
+    kit.dueIndexing = kit.keepsDueIndex &&
+      !org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo.enableStateStoreCheckpointIds(conf)
+    kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(opened.head) else None
     kit.pending.clear()
     kit.fed.resetCounts()
     private val slicesKit = kit match {
@@ -241,7 +246,11 @@ case class StatefulWindowExec(
       longMetric("allUpdatesTimeMs") += NANOSECONDS.toMillis(updatesNs)
       longMetric("numUpdatedStateRows") += written
       longMetric("numRemovedStateRows") += removed
-      longMetric("commitTimeMs") += timeTakenMs { opened.foreach(_.commit()) }
+      var versions = Seq.empty[Long]
+      longMetric("commitTimeMs") += timeTakenMs { versions = opened.map(_.commit()) }
+      kit.dueIndex.foreach(DueKeyIndex.keep(opened.head, versions.head, _))
+      kit.dueIndex = None
+      longMetric("stateRowsScanned") += kit.rowsScanned
       for (s <- settling; k <- slicesKit) s.keyProgress.add(k.latestProgress)
       opened.foreach(recordStoreMetrics)
       reportCheckpointIds(opened)
@@ -274,6 +283,10 @@ object StatefulWindowExec {
     "lateRowsDropped" -> "late rows dropped",
     "lateRowsPassedThrough" -> "late rows passed through (kind late)",
     "rowsSkipped" -> "rows skipped (null time or order, or between windows)")
+
+  /** How the operator used its store, per micro-batch, besides Spark's own store metrics. */
+  val StoreMetricNames: Seq[(String, String)] = Seq(
+    "stateRowsScanned" -> "state rows read to find the keys due without rows (a scan; none when the due-key index answered)")
 }
 
 /** What an engine counted so far, to tell what a visit added. */

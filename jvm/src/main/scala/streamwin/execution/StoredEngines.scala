@@ -56,18 +56,27 @@ final class StoredEngines(keys: Seq[Attribute], layout: StoredWindowLayout) {
       override def remove(part: StatePart, id: Long, seq: Long): Unit = store.remove(keyOf(key, part, id, seq))
     }
 
-    /** Keys due on the clock (deadline at or before `clock`) or idle (idle deadline at or before `processingTime`). */
-    def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] = {
+    /**
+     * Keys due on the clock (deadline at or before `clock`) or idle (idle deadline at or before `processingTime`),
+     * found by scanning every state row; every record's deadlines go into `index`. Returns them and the rows read.
+     */
+    def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long], index: DueKeyIndex)
+        : (Iterator[UnsafeRow], Long) = {
       val due = new scala.collection.mutable.ArrayBuffer[UnsafeRow]
       val (deadline, idle) = (layout.deadlineOrdinal, layout.idleDeadlineOrdinal)
+      var scanned = 0L
       store.foreach { (key, row) =>
+        scanned += 1
         if (!row.isNullAt(0)) {
           val record = row.getStruct(0, recordWidth)
-          if (clock.exists(c => !record.isNullAt(deadline) && record.getLong(deadline) <= c) ||
-              processingTime.exists(p => !record.isNullAt(idle) && record.getLong(idle) <= p)) due += groupingOf(key).copy()
+          val keyDeadline = if (record.isNullAt(deadline)) Long.MaxValue else record.getLong(deadline)
+          val idleDeadline = if (record.isNullAt(idle)) Long.MaxValue else record.getLong(idle)
+          val grouping = groupingOf(key)
+          index.update(grouping, keyDeadline, idleDeadline)
+          if (clock.exists(keyDeadline <= _) || processingTime.exists(idleDeadline <= _)) due += grouping.copy()
         }
       }
-      due.iterator
+      (due.iterator, scanned)
     }
   }
 }

@@ -57,6 +57,8 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
 
     /** The latest progress this access wrote or scanned in a key's record (µs; the task's, see [[resetProgress]]). */
     var latestProgress: Long = Long.MinValue
+    /** State rows read by [[dueKeys]]. */
+    var rowsScanned: Long = 0L
     def resetProgress(): Unit = latestProgress = Long.MinValue
 
     private def keyOf(key: InternalRow, windowStart: Long): UnsafeRow = {
@@ -165,6 +167,7 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
     def dueKeys(store: RowStore, time: Long): Iterator[UnsafeRow] = {
       val due = new scala.collection.mutable.ArrayBuffer[UnsafeRow]
       store.foreach { (key, value) =>
+        rowsScanned += 1
         if (!value.isNullAt(0)) {
           val record = value.getStruct(0, 3)
           if (record.getLong(0) > latestProgress) latestProgress = record.getLong(0)

@@ -61,6 +61,17 @@ private[execution] sealed abstract class WindowKit(blueprint: WindowEngineBluepr
       forget: Boolean): (Long, Long)
   /** The keys whose clock deadline is at or before `clock`, or idle deadline at or before `processingTime`. */
   def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow]
+  /**
+   * The partition's [[DueKeyIndex]] as of the store's loaded version, when the kit keeps one (windows fed
+   * rows keep rows besides their records, which a scan would read all) and `dueIndexing` allows it: set by
+   * the task before its visits, built by its scan when it had none, kept up to date by [[save]].
+   */
+  var dueIndex: Option[DueKeyIndex] = None
+  var dueIndexing: Boolean = false
+  def keepsDueIndex: Boolean = false
+  /** State rows the task's [[dueKeys]] read (a scan of the store; none when the index answered). */
+  var rowsScanned: Long = 0L
+
   /** The visit is over: what the engine holds (row bags, spill files) is released. */
   def release(engine: RowWindowEngine): Unit = engine.startKey()
 }
@@ -116,8 +127,12 @@ private[execution] final class SliceWindowsKit(blueprint: WindowEngineBlueprint,
     (written.toLong, removed.toLong)
   }
 
-  override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] =
-    clock.map(access.dueKeys(store, _)).getOrElse(Iterator.empty)
+  override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] = {
+    access.rowsScanned = 0L
+    val due = clock.map(access.dueKeys(store, _)).getOrElse(Iterator.empty)
+    rowsScanned += access.rowsScanned
+    due
+  }
 }
 
 /** A task's kit for windows fed rows: each key's engine, its windows and kept rows as state rows ([[StoredEngines]]). */
@@ -150,8 +165,24 @@ private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys
 
   override def save(store: RowStore, key: UnsafeRow, engine: RowWindowEngine, deadline: Long, idleDeadline: Long,
       forget: Boolean): (Long, Long) =
-    if (forget) (0L, codec.forget(engine, rows)) else codec.save(engine, rows, deadline, idleDeadline)
+    if (forget) {
+      dueIndex.foreach(_.remove(key))
+      (0L, codec.forget(engine, rows))
+    } else {
+      dueIndex.foreach(_.update(key, deadline, idleDeadline))
+      codec.save(engine, rows, deadline, idleDeadline)
+    }
+
+  override def keepsDueIndex: Boolean = true
 
   override def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long]): Iterator[UnsafeRow] =
-    access.dueKeys(store, clock, processingTime)
+    dueIndex match {
+      case Some(index) => index.due(clock, processingTime)
+      case None =>
+        val index = new DueKeyIndex
+        val (due, scanned) = access.dueKeys(store, clock, processingTime, index)
+        rowsScanned += scanned
+        if (dueIndexing && index.size <= DueKeyIndex.MaxKeys) dueIndex = Some(index)
+        due
+    }
 }
