@@ -1,7 +1,7 @@
 package streamwin.execution
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
-import org.apache.spark.sql.execution.streaming.state.StateStore
+import org.apache.spark.sql.execution.streaming.state.StateStoreId
 
 /**
  * The deadlines of a partition's keys (windows fed rows), as their records in the state store hold them:
@@ -46,36 +46,35 @@ private[execution] final class DueKeyIndex {
 
 private[execution] object DueKeyIndex {
   /**
-   * The most keys an executor keeps indexes of, over all the partitions it ran (about 150 bytes a key):
-   * a partition with more keys, or beyond the total, scans its store as Spark's own operators do.
+   * The most keys an executor keeps indexes of, over all the partitions it ran (about 160 bytes a key,
+   * 80 MB in all): a partition with more keys scans its store, as Spark's own operators do, and the
+   * partitions least recently run lose theirs first.
    */
-  val MaxKeys: Int = 1000000
+  val MaxKeys: Int = 500000
   private val MaxStores = 1024
 
-  private case class Partition(checkpoint: String, operator: Long, partition: Int, store: String)
-  private object Partition {
-    def of(store: StateStore): Partition =
-      Partition(store.id.checkpointRootLocation, store.id.operatorId, store.id.partitionId, store.id.storeName)
-  }
   private final case class Kept(version: Long, index: DueKeyIndex)
 
   // Access order: the least recently used partition's index goes first when the total is too large.
-  private val cache = new java.util.LinkedHashMap[Partition, Kept](16, 0.75f, true)
+  private val cache = new java.util.LinkedHashMap[StateStoreId, Kept](16, 0.75f, true)
   private var keptKeys = 0L
 
-  /** The index of `store`'s partition as of the version the store loaded, if this executor kept it. */
-  def take(store: StateStore): Option[DueKeyIndex] = cache.synchronized {
-    val kept = cache.remove(Partition.of(store))
+  /**
+   * The index of a store (checkpoint, operator, partition, store name) as of `version`, the version the task
+   * loaded, if this executor kept it; taken, so no other task uses it.
+   */
+  def take(store: StateStoreId, version: Long): Option[DueKeyIndex] = cache.synchronized {
+    val kept = cache.remove(store)
     if (kept == null) None
     else {
       keptKeys -= kept.index.size
-      if (kept.version == store.version) Some(kept.index) else None
+      if (kept.version == version) Some(kept.index) else None
     }
   }
 
-  /** Keeps `index` as the state of `store`'s partition at `version` (committed). */
-  def keep(store: StateStore, version: Long, index: DueKeyIndex): Unit = if (index.size <= MaxKeys) cache.synchronized {
-    val replaced = cache.put(Partition.of(store), Kept(version, index))
+  /** Keeps `index` as the due keys of `store` at `version` (committed). */
+  def keep(store: StateStoreId, version: Long, index: DueKeyIndex): Unit = if (index.size <= MaxKeys) cache.synchronized {
+    val replaced = cache.put(store, Kept(version, index))
     if (replaced != null) keptKeys -= replaced.index.size
     keptKeys += index.size
     val eldest = cache.entrySet().iterator()
@@ -84,4 +83,7 @@ private[execution] object DueKeyIndex {
       eldest.remove()
     }
   }
+
+  /** How many keys the executor keeps indexes of. */
+  def keptKeyCount: Long = cache.synchronized(keptKeys)
 }

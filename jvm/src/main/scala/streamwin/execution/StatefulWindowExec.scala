@@ -154,7 +154,7 @@ case class StatefulWindowExec(
     // (With checkpoint ids, one version may have several lineages: the store is scanned.)
     kit.dueIndexing = kit.keepsDueIndex &&
       !org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo.enableStateStoreCheckpointIds(conf)
-    kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(opened.head) else None
+    kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(opened.head.id, opened.head.version) else None
     kit.pending.clear()
     kit.fed.resetCounts()
     private val slicesKit = kit match {
@@ -248,7 +248,7 @@ case class StatefulWindowExec(
       longMetric("numRemovedStateRows") += removed
       var versions = Seq.empty[Long]
       longMetric("commitTimeMs") += timeTakenMs { versions = opened.map(_.commit()) }
-      kit.dueIndex.foreach(DueKeyIndex.keep(opened.head, versions.head, _))
+      kit.dueIndex.foreach(DueKeyIndex.keep(opened.head.id, versions.head, _))
       kit.dueIndex = None
       longMetric("stateRowsScanned") += kit.rowsScanned
       for (s <- settling; k <- slicesKit) s.keyProgress.add(k.latestProgress)
