@@ -627,6 +627,20 @@ def test_own_stateful_operator_reports_as_sparks_do_on_either_state_store(spark,
                ["rowsWindowed"] for p in progress) == len(rows)
 
 
+def _run_with_rows_in_the_store(spark: SparkSession, writer, checkpoint: Path) -> list[dict]:
+    """Runs `writer` until idle with every kept row a state row of its own; returns its progress."""
+    spark.conf.set("spark.streamwin.stream.inlineKeptRows", "0")
+    try:
+        query = writer.option("checkpointLocation", str(checkpoint)).start()
+        try:
+            _wait_until_idle(query)
+            return query.recentProgress
+        finally:
+            query.stop()
+    finally:
+        spark.conf.unset("spark.streamwin.stream.inlineKeptRows")
+
+
 def test_a_select_keeps_the_rows_of_its_open_windows_as_state_rows_of_their_own(spark, tmp_path):
     # Each row an open window holds is a state row (key, part 'row', id: its bag, seq -> the row's columns),
     # beside the key's record and its window's row (part 'window', holding the bag's range): a micro-batch
@@ -638,16 +652,7 @@ def test_a_select_keeps_the_rows_of_its_open_windows_as_state_rows_of_their_own(
     _write_splits(tmp_path / "in", arrival, [17, 33])
     checkpoint = tmp_path / "checkpoint"
     out = _source(spark, tmp_path / "in", None).select("k", "v", "seq", sw.count(4, order_by="seq", partition_by="k"))
-    spark.conf.set("spark.streamwin.stream.inlineKeptRows", "0")
-    try:
-        query = out.writeStream.format("noop").option("checkpointLocation", str(checkpoint)).start()
-        try:
-            _wait_until_idle(query)
-            progress = query.lastProgress
-        finally:
-            query.stop()
-    finally:
-        spark.conf.unset("spark.streamwin.stream.inlineKeptRows")
+    progress = _run_with_rows_in_the_store(spark, out.writeStream.format("noop"), checkpoint)[-1]
     # Per key, the rows after its last complete window of 4 are kept.
     expected = {}
     for k in sorted({r[0] for r in rows}):
@@ -694,17 +699,8 @@ def test_keys_due_without_rows_are_found_without_scanning_the_kept_rows_again(sp
     window = lambda: sw.session("ts", "5 seconds", partition_by="k")
     out = _source(spark, tmp_path / "in", "2 seconds").select("k", "seq", window())
     name = "sw_" + uuid.uuid4().hex[:12]
-    spark.conf.set("spark.streamwin.stream.inlineKeptRows", "0")
-    try:
-        query = (out.writeStream.format("memory").queryName(name)
-                 .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
-        try:
-            _wait_until_idle(query)
-            progress = query.recentProgress
-        finally:
-            query.stop()
-    finally:
-        spark.conf.unset("spark.streamwin.stream.inlineKeptRows")
+    progress = _run_with_rows_in_the_store(spark, out.writeStream.format("memory").queryName(name),
+                                           tmp_path / "checkpoint")
     result = spark.table(name).collect()
     spark.catalog.dropTempView(name)
     scanned = [p["stateOperators"][0]["customMetrics"]["stateRowsScanned"] for p in progress]

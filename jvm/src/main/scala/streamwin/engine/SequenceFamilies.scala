@@ -37,7 +37,8 @@ final class CountRecord extends Serializable {
   var coveredUntil = 0L
   // The order_by values a window can still start or end with (a window's start and end are its first
   // and last row's), oldest first: the oldest retained row's, each later row's that a window starts
-  // at, and the newest row's. Other rows' are not kept: count(1000000) keeps three, not a million.
+  // at, and the newest row's. Other rows' are not kept: count(1000000) keeps two (its open window's first
+  // row is the oldest retained), not a million.
   var orders = new mutable.ArrayDeque[Any]
   // The row index of `orders.head` (meaningful while it is not empty).
   var headRow = 0L

@@ -96,8 +96,13 @@ final class StoredWindowLayout(buffer: Option[StructType], val orderType: DataTy
 }
 
 object StoredWindowLayout {
-  /** The current `record.format`. */
-  val Format = 1
+  /**
+   * The current `record.format`. 2: a count window's record keeps only the `order_by` values a window can
+   * start or end with (1 kept every row's); a streamwin that reads 1 only refuses 2 instead of misreading it.
+   */
+  val Format = 2
+  /** The formats this version reads: a format-1 record's orders are compacted on its first visit. */
+  val ReadableFormats: Set[Int] = Set(1, 2)
 
   private def field(name: String, dataType: DataType): StructField = StructField(name, dataType, nullable = true)
 
@@ -184,9 +189,9 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
   }
 
   private def read(op: KeyedWindowOperator, rec: UnsafeRow, rows: KeyStateRows): Unit = {
-    if (rec.isNullAt(r("format")) || rec.getInt(r("format")) != StoredWindowLayout.Format) {
+    if (rec.isNullAt(r("format")) || !StoredWindowLayout.ReadableFormats(rec.getInt(r("format")))) {
       throw new StoredForm.UnknownForm(s"window state format ${if (rec.isNullAt(0)) "none" else rec.getInt(0)}; " +
-        s"this version reads ${StoredWindowLayout.Format}")
+        s"this version reads ${StoredWindowLayout.ReadableFormats.toSeq.sorted.mkString(" and ")}")
     }
     if (rec.getLong(r("shape")) != shape.fingerprint) throw new WindowStateCodec.OtherShape
     val bags = op.bagsIn(new KeptRows(rows))

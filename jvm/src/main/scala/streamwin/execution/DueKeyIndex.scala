@@ -1,7 +1,7 @@
 package streamwin.execution
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
-import org.apache.spark.sql.execution.streaming.state.StateStoreId
+import org.apache.spark.sql.execution.streaming.state.StateStoreProviderId
 
 /**
  * The deadlines of a partition's keys (windows fed rows), as their records in the state store hold them:
@@ -19,6 +19,9 @@ private[execution] final class DueKeyIndex {
   private val deadlines = new java.util.HashMap[UnsafeRow, Array[Long]]
 
   def size: Int = deadlines.size
+
+  /** More keys than an index may hold ([[DueKeyIndex.MaxKeys]]): the task drops it and the store is scanned. */
+  def full: Boolean = deadlines.size > DueKeyIndex.MaxKeys
 
   /** The key's record was written with these deadlines (the key is copied the first time). */
   def update(key: UnsafeRow, deadline: Long, idleDeadline: Long): Unit = {
@@ -47,8 +50,9 @@ private[execution] final class DueKeyIndex {
 private[execution] object DueKeyIndex {
   /**
    * The most keys an executor keeps indexes of, over all the partitions it ran (about 160 bytes a key,
-   * 80 MB in all): a partition with more keys scans its store, as Spark's own operators do, and the
-   * partitions least recently run lose theirs first.
+   * 80 MB in all), and the most one task builds: a partition with more keys scans its store at every
+   * micro-batch that moves the clock, as Spark's own operators do, and the partitions least recently run lose
+   * theirs first.
    */
   val MaxKeys: Int = 500000
   private val MaxStores = 1024
@@ -56,14 +60,16 @@ private[execution] object DueKeyIndex {
   private final case class Kept(version: Long, index: DueKeyIndex)
 
   // Access order: the least recently used partition's index goes first when the total is too large.
-  private val cache = new java.util.LinkedHashMap[StateStoreId, Kept](16, 0.75f, true)
+  // By provider id: the store and the query run, so a restarted query (a new run) never takes an index kept
+  // by an earlier run of the same checkpoint, whose versions it may have re-committed differently.
+  private val cache = new java.util.LinkedHashMap[StateStoreProviderId, Kept](16, 0.75f, true)
   private var keptKeys = 0L
 
   /**
-   * The index of a store (checkpoint, operator, partition, store name) as of `version`, the version the task
-   * loaded, if this executor kept it; taken, so no other task uses it.
+   * The index of a store (checkpoint, operator, partition, store name; query run) as of `version`, the version
+   * the task loaded, if this executor kept it; taken, so no other task uses it.
    */
-  def take(store: StateStoreId, version: Long): Option[DueKeyIndex] = cache.synchronized {
+  def take(store: StateStoreProviderId, version: Long): Option[DueKeyIndex] = cache.synchronized {
     val kept = cache.remove(store)
     if (kept == null) None
     else {
@@ -73,7 +79,7 @@ private[execution] object DueKeyIndex {
   }
 
   /** Keeps `index` as the due keys of `store` at `version` (committed). */
-  def keep(store: StateStoreId, version: Long, index: DueKeyIndex): Unit = if (index.size <= MaxKeys) cache.synchronized {
+  def keep(store: StateStoreProviderId, version: Long, index: DueKeyIndex): Unit = if (index.size <= MaxKeys) cache.synchronized {
     val replaced = cache.put(store, Kept(version, index))
     if (replaced != null) keptKeys -= replaced.index.size
     keptKeys += index.size

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution}
 import org.apache.spark.sql.execution.{GroupedIterator, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.execution.streaming.state.{OperatorInfoV1, OperatorStateMetadata, OperatorStateMetadataV1,
-  StateSchemaValidationResult, StateStore, StateStoreMetadataV1}
+  StateSchemaValidationResult, StateStore, StateStoreMetadataV1, StateStoreProviderId}
 import org.apache.spark.sql.streamwin.{OperatorStateStores, OperatorStoresRDD, PlannedMicroBatch, StateStoresWriterExec}
 import org.apache.spark.sql.streamwin.StreamingInternals.{StatefulOperatorCustomMetric, StatefulOperatorPartitioning,
   StatefulOperatorStateInfo, StatefulOpStateStoreCheckpointInfo}
@@ -137,14 +137,15 @@ case class StatefulWindowExec(
     // bounds every key's.
     if (times.scan && times.now.isDefined) for (s <- settling; b <- microBatch) s.cover(b.runId, b.batchId + 1)
     new OperatorStoresRDD[InternalRow, InternalRow](child.execute(), info, stores, session.sessionState,
-      Some(OperatorStateStores.coordinator(session)), (opened, input) => new Partition(opened, input, times).output)
+      Some(OperatorStateStores.coordinator(session)), (opened, input) => new Partition(opened, input, times, info.queryRunId).output)
   }
 
   /** The clock of one micro-batch (µs): before a key's rows, after them, and processing time; `scan`: look for due keys. */
   private case class ClockTimes(beforeRows: Option[Long], now: Option[Long], processing: Option[Long], scan: Boolean)
 
   /** One task: its partition's store and the micro-batch's rows of its keys, through a kit of this thread. */
-  private final class Partition(opened: Seq[StateStore], input: Iterator[InternalRow], times: ClockTimes) {
+  private final class Partition(opened: Seq[StateStore], input: Iterator[InternalRow], times: ClockTimes,
+      queryRunId: java.util.UUID) {
     private val stores = opened.map(RowStore(_))
     private val store = stores.head
     private val kitKey = blueprint.canonical(keys, feed)
@@ -154,7 +155,8 @@ case class StatefulWindowExec(
     // (With checkpoint ids, one version may have several lineages: the store is scanned.)
     kit.dueIndexing = kit.keepsDueIndex &&
       !org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo.enableStateStoreCheckpointIds(conf)
-    kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(opened.head.id, opened.head.version) else None
+    private val indexId = StateStoreProviderId(opened.head.id, queryRunId)
+    kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(indexId, opened.head.version) else None
     kit.pending.clear()
     kit.fed.resetCounts()
     private val slicesKit = kit match {
@@ -248,7 +250,7 @@ case class StatefulWindowExec(
       longMetric("numRemovedStateRows") += removed
       var versions = Seq.empty[Long]
       longMetric("commitTimeMs") += timeTakenMs { versions = opened.map(_.commit()) }
-      kit.dueIndex.foreach(DueKeyIndex.keep(opened.head.id, versions.head, _))
+      kit.dueIndex.foreach(DueKeyIndex.keep(indexId, versions.head, _))
       kit.dueIndex = None
       longMetric("stateRowsScanned") += kit.rowsScanned
       for (s <- settling; k <- slicesKit) s.keyProgress.add(k.latestProgress)

@@ -58,13 +58,15 @@ final class StoredEngines(keys: Seq[Attribute], layout: StoredWindowLayout) {
 
     /**
      * Keys due on the clock (deadline at or before `clock`) or idle (idle deadline at or before `processingTime`),
-     * found by scanning every state row; every record's deadlines go into `index`. Returns them and the rows read.
+     * found by scanning every state row; every record's deadlines go into `index`, if given, until it is
+     * [[DueKeyIndex.full]]. Returns them, the rows read and the index if it holds every key.
      */
-    def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long], index: DueKeyIndex)
-        : (Iterator[UnsafeRow], Long) = {
+    def dueKeys(store: RowStore, clock: Option[Long], processingTime: Option[Long], index: Option[DueKeyIndex])
+        : (Iterator[UnsafeRow], Long, Option[DueKeyIndex]) = {
       val due = new scala.collection.mutable.ArrayBuffer[UnsafeRow]
       val (deadline, idle) = (layout.deadlineOrdinal, layout.idleDeadlineOrdinal)
       var scanned = 0L
+      var indexing = index.orNull
       store.foreach { (key, row) =>
         scanned += 1
         if (!row.isNullAt(0)) {
@@ -72,11 +74,14 @@ final class StoredEngines(keys: Seq[Attribute], layout: StoredWindowLayout) {
           val keyDeadline = if (record.isNullAt(deadline)) Long.MaxValue else record.getLong(deadline)
           val idleDeadline = if (record.isNullAt(idle)) Long.MaxValue else record.getLong(idle)
           val grouping = groupingOf(key)
-          index.update(grouping, keyDeadline, idleDeadline)
+          if (indexing != null) {
+            indexing.update(grouping, keyDeadline, idleDeadline)
+            if (indexing.full) indexing = null
+          }
           if (clock.exists(keyDeadline <= _) || processingTime.exists(idleDeadline <= _)) due += grouping.copy()
         }
       }
-      (due.iterator, scanned)
+      (due.iterator, scanned, Option(indexing))
     }
   }
 }

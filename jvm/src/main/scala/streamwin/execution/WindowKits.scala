@@ -169,7 +169,10 @@ private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys
       dueIndex.foreach(_.remove(key))
       (0L, codec.forget(engine, rows))
     } else {
-      dueIndex.foreach(_.update(key, deadline, idleDeadline))
+      dueIndex.foreach { index =>
+        index.update(key, deadline, idleDeadline)
+        if (index.full) dueIndex = None
+      }
       codec.save(engine, rows, deadline, idleDeadline)
     }
 
@@ -179,10 +182,10 @@ private[execution] final class EnginesKit(blueprint: WindowEngineBlueprint, keys
     dueIndex match {
       case Some(index) => index.due(clock, processingTime)
       case None =>
-        val index = new DueKeyIndex
-        val (due, scanned) = access.dueKeys(store, clock, processingTime, index)
+        val (due, scanned, index) =
+          access.dueKeys(store, clock, processingTime, if (dueIndexing) Some(new DueKeyIndex) else None)
         rowsScanned += scanned
-        if (dueIndexing && index.size <= DueKeyIndex.MaxKeys) dueIndex = Some(index)
+        dueIndex = index
         due
     }
 }

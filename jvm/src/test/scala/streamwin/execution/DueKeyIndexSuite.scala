@@ -2,7 +2,9 @@ package streamwin.execution
 
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.streaming.state.StateStoreId
+import java.util.UUID
+
+import org.apache.spark.sql.execution.streaming.state.{StateStoreId, StateStoreProviderId}
 import org.apache.spark.sql.types.{DataType, LongType}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -10,6 +12,8 @@ class DueKeyIndexSuite extends AnyFunSuite {
   private val toKey = UnsafeProjection.create(Array[DataType](LongType))
   private def key(k: Long): UnsafeRow = toKey(InternalRow(k))
   private def keys(due: Iterator[UnsafeRow]): Set[Long] = due.map(_.getLong(0)).toSet
+  private def store(checkpoint: String, partition: Int, run: UUID = UUID.randomUUID()): StateStoreProviderId =
+    StateStoreProviderId(StateStoreId(checkpoint, 0L, partition, "default"), run)
 
   test("the keys due on the clock or idle in processing time, as their records' deadlines say") {
     val index = new DueKeyIndex
@@ -29,7 +33,9 @@ class DueKeyIndexSuite extends AnyFunSuite {
   }
 
   test("an executor's index of a store is taken once, and only by a task that loaded the version it was kept at") {
-    val store = StateStoreId(s"/tmp/checkpoint-${System.nanoTime()}", 0L, 3, "default")
+    val run = UUID.randomUUID()
+    val checkpoint = s"/tmp/checkpoint-${System.nanoTime()}"
+    val store = this.store(checkpoint, 3, run)
     val index = new DueKeyIndex
     index.update(key(1), 100L, Long.MaxValue)
     DueKeyIndex.keep(store, 5L, index)
@@ -39,12 +45,16 @@ class DueKeyIndexSuite extends AnyFunSuite {
     // A task that loaded another version (a batch run again, another executor's commit) scans the store.
     assert(DueKeyIndex.take(store, 4L).isEmpty)
     assert(DueKeyIndex.take(store, 5L).isEmpty, "a stale index is dropped")
-    assert(DueKeyIndex.take(store.copy(partitionId = 4), 5L).isEmpty)
+    assert(DueKeyIndex.take(this.store(checkpoint, 4, run), 5L).isEmpty)
+    // A restarted query is a new run: it scans, though an earlier run kept the same version of the store.
+    DueKeyIndex.keep(store, 5L, index)
+    assert(DueKeyIndex.take(this.store(checkpoint, 3), 5L).isEmpty)
+    assert(DueKeyIndex.take(store, 5L).contains(index))
   }
 
   test("an executor keeps at most MaxKeys keys, the least recently used stores' first out") {
     val before = DueKeyIndex.keptKeyCount
-    val stores = (0 until 3).map(p => StateStoreId(s"/tmp/checkpoint-big-${System.nanoTime()}", 0L, p, "default"))
+    val stores = (0 until 3).map(p => store(s"/tmp/checkpoint-big-${System.nanoTime()}", p))
     def filled(n: Int): DueKeyIndex = {
       val index = new DueKeyIndex
       (0 until n).foreach(i => index.update(key(i.toLong), i.toLong, Long.MaxValue))
@@ -62,5 +72,15 @@ class DueKeyIndexSuite extends AnyFunSuite {
     assert(DueKeyIndex.take(stores(0), 2L).isEmpty)
     DueKeyIndex.take(stores(1), 1L)
     assert(DueKeyIndex.keptKeyCount <= before)
+  }
+
+  test("an index is full past MaxKeys keys, so a task stops building it") {
+    val index = new DueKeyIndex
+    (0 until DueKeyIndex.MaxKeys).foreach(i => index.update(key(i.toLong), 1L, Long.MaxValue))
+    assert(!index.full)
+    index.update(key(0L), 2L, Long.MaxValue)
+    assert(!index.full, "a key saved again is not a new key")
+    index.update(key(DueKeyIndex.MaxKeys.toLong), 1L, Long.MaxValue)
+    assert(index.full)
   }
 }
