@@ -1,10 +1,11 @@
-// streamwin: the Scala core, built into one jar per supported Spark line (dist/streamwin-spark<line>_2.13.jar)
+// streamwin: the Scala core, built into one jar per supported Spark line (dist/streamwin-spark<line>_<scala>.jar)
 // and bundled into the Python package, which picks the jar matching the installed pyspark.
 //
 // Sources: jvm/src/{main,test}/scala is shared by every line; jvm/spark-<line>/src/{main,test}/scala holds the
 // little that differs between Spark lines (internal APIs that moved). A line compiles with its own
 // folder or, where it has none, the nearest older line's (4.2 and 4.3 use spark-4.1's: nothing that
-// streamwin reaches changed after 4.1). Spark's jars come from pyspark (see project/SparkReleases.scala).
+// streamwin reaches changed after 4.1), and likewise jvm/parser-<line> and jvm/api-<line> (see shimFolder).
+// Spark's jars come from pyspark (see project/SparkReleases.scala), or from Maven for a line's second Scala.
 
 // The default Spark release is pinned once, in python/requirements.txt, so pip and sbt never disagree.
 val pinnedRelease: String = {
@@ -15,11 +16,15 @@ val pinnedRelease: String = {
 // Every supported Spark line: the release its jar is built against, and that release's Scala version.
 // The default line builds against the pin; SPARK_VERSION=<release> builds and tests another release of its line.
 val supportedLines: Seq[(String, (String, String))] = Seq(
+  "3.5" -> ("3.5.9", "2.12.18"),
   "4.0" -> ("4.0.5", "2.13.16"),
   "4.1" -> ("4.1.4", "2.13.17"),
   "4.2" -> ("4.2.1", "2.13.18"),
   "4.3" -> (pinnedRelease, "2.13.18")
 )
+// Lines also built for a second Scala version, line -> that Scala: pyspark holds Spark's jars for the Scala
+// of the line's default distribution only (3.5: 2.12), so these compile against Spark's artifacts from Maven.
+val otherScalaBuilds: Seq[(String, String)] = Seq("3.5" -> "2.13.8")
 val defaultLine: String = SparkReleases.lineOf(pinnedRelease)
 val requestedRelease: Option[String] = sys.env.get("SPARK_VERSION").map(_.trim).filter(_.nonEmpty)
 val selectedLine: String = {
@@ -55,34 +60,52 @@ val sparkJavaOptions = Seq(
 
 lazy val sparkRelease = settingKey[String]("The Spark release this line's jar is compiled and tested against.")
 lazy val sparkJarsFolder = taskKey[File]("The folder holding that release's jars.")
-lazy val dist = taskKey[File]("Builds dist/streamwin-spark<line>_2.13.jar and bundles it into the Python package.")
+lazy val dist = taskKey[File]("Builds dist/streamwin-spark<line>_<scala>.jar and bundles it into the Python package.")
 lazy val distAll = taskKey[Seq[File]]("Builds the jar of every supported Spark line.")
 
 val streamwinVersion = "0.1.0"
 
-// The version-specific source folder of a line: its own, or the nearest older line's. Shims that change
-// at different lines live in folders of their own prefix (spark-: streaming internals, parser-: the SQL
-// parser's interface), so no line needs a copy of a shim that did not change.
+// The version-specific source folder of a line (main or test): its own, or the nearest older line's that
+// has one. Shims that change at different lines live in folders of their own prefix (spark-: streaming
+// internals, parser-: the SQL parser's interface, api-: what Spark 4 changed for good, the state store
+// API, Column and the classic session), so no line needs a copy of a shim that did not change.
 def shimFolder(root: File, line: String, config: String, prefix: String = "spark-"): File = {
   def number(l: String) = l.split('.').map(_.toInt) match { case Array(major, minor) => major * 1000 + minor }
-  val folders = IO.listFiles(root / "jvm", (f: File) => f.getName.startsWith(prefix) && f.isDirectory)
+  val folders = IO.listFiles(root / "jvm", (f: File) => f.getName.startsWith(prefix) && (f / "src" / config).isDirectory)
     .map(f => f.getName.stripPrefix(prefix) -> f).filter { case (l, _) => number(l) <= number(line) }
   if (folders.isEmpty) sys.error(s"no jvm/$prefix<line> source folder for Spark $line or an older line")
   folders.maxBy { case (l, _) => number(l) }._2 / "src" / config / "scala"
 }
 
-def sparkLineProject(line: String): Project =
-  Project(s"spark${line.filter(_.isDigit)}", file(s"target/spark-$line"))
+def sparkLineProject(line: String, otherScala: Option[String] = None): Project = {
+  val suffix = otherScala.map(v => "_" + v.split('.').take(2).mkString).getOrElse("")
+  // Spark's jars: pyspark's, for the line's own Scala; Maven's artifacts for another Scala.
+  val sparkJars: Seq[Def.Setting[_]] = otherScala match {
+    case None => Seq(
+      sparkJarsFolder := {
+        val folder = SparkReleases.jarsFolder((ThisBuild / baseDirectory).value, sparkRelease.value, streams.value.log)
+        val built = SparkReleases.scalaVersionOf(folder)
+        if (built != scalaVersion.value)
+          sys.error(s"Spark ${sparkRelease.value} was built with Scala $built; build.sbt compiles line $line with ${scalaVersion.value}")
+        folder
+      },
+      // Spark is provided by the cluster: on the compile and test classpaths, never in the jar.
+      Compile / unmanagedJars ++= SparkReleases.sparkJars(sparkJarsFolder.value).map(Attributed.blank))
+    case Some(_) => Seq(libraryDependencies += "org.apache.spark" %% "spark-sql" % sparkRelease.value % Provided)
+  }
+  Project(s"spark${line.filter(_.isDigit)}$suffix", file(s"target/spark-$line${suffix.replace("_", "-scala")}"))
+    .settings(sparkJars: _*)
     .settings(
       target := baseDirectory.value,
       name := "streamwin",
       organization := "io.streamwin",
       version := streamwinVersion,
-      scalaVersion := supportedLines.toMap.apply(line)._2,
+      scalaVersion := otherScala.getOrElse(supportedLines.toMap.apply(line)._2),
       sparkRelease := releaseOf(line),
       scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
       Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main"),
-        shimFolder((ThisBuild / baseDirectory).value, line, "main", "parser-")),
+        shimFolder((ThisBuild / baseDirectory).value, line, "main", "parser-"),
+        shimFolder((ThisBuild / baseDirectory).value, line, "main", "api-")),
       Compile / unmanagedResourceDirectories += (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "resources",
       Test / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "scala",
         shimFolder((ThisBuild / baseDirectory).value, line, "test")),
@@ -104,21 +127,14 @@ def sparkLineProject(line: String): Project =
              |  val SparkLine: String = "$line"
              |  val SparkRelease: String = "${sparkRelease.value}"
              |  val ScalaBinaryVersion: String = "${scalaBinaryVersion.value}"
-             |  val SupportedLines: Seq[String] = Seq(${supportedLines.map(l => "\"" + l._1 + "\"").mkString(", ")})
-             |  val FunctionNames: Seq[String] = Seq(${functionNames.map(n => "\"" + n + "\"").mkString(", ")})
+             |  val SupportedLinesText: String = "${supportedLines.map(_._1).mkString(",")}"
+             |  val JarsText: String = "${(supportedLines.map { case (l, (_, scala)) => l -> scala } ++ otherScalaBuilds)
+                 .map { case (l, scala) => s"${l}_${scala.split('.').take(2).mkString(".")}" }.sorted.mkString(",")}"
+             |  val FunctionNamesText: String = "${functionNames.mkString(",")}"
              |}
              |""".stripMargin)
         Seq(out)
       }.taskValue,
-      sparkJarsFolder := {
-        val folder = SparkReleases.jarsFolder((ThisBuild / baseDirectory).value, sparkRelease.value, streams.value.log)
-        val built = SparkReleases.scalaVersionOf(folder)
-        if (built != scalaVersion.value)
-          sys.error(s"Spark ${sparkRelease.value} was built with Scala $built; build.sbt compiles line $line with ${scalaVersion.value}")
-        folder
-      },
-      // Spark is provided by the cluster: on the compile and test classpaths, never in the jar.
-      Compile / unmanagedJars ++= SparkReleases.sparkJars(sparkJarsFolder.value).map(Attributed.blank),
       libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
       // DocsScalaSnippetsSuite compiles the Scala blocks of docs/ in process, with the line's own Scala.
       libraryDependencies += "org.scala-lang" % "scala-compiler" % scalaVersion.value % Test,
@@ -148,12 +164,15 @@ def sparkLineProject(line: String): Project =
         jar
       }
     )
+}
 
+lazy val spark35 = sparkLineProject("3.5")
+lazy val spark35_213 = sparkLineProject("3.5", otherScalaBuilds.toMap.get("3.5"))
 lazy val spark40 = sparkLineProject("4.0")
 lazy val spark41 = sparkLineProject("4.1")
 lazy val spark42 = sparkLineProject("4.2")
 lazy val spark43 = sparkLineProject("4.3")
-lazy val lineProjects = Map("4.0" -> spark40, "4.1" -> spark41, "4.2" -> spark42, "4.3" -> spark43)
+lazy val lineProjects = Map("3.5" -> spark35, "4.0" -> spark40, "4.1" -> spark41, "4.2" -> spark42, "4.3" -> spark43)
 
 // The root builds nothing itself: `dist` and `test` run on the selected line (the pin's, or
 // SPARK_VERSION's), `distAll` builds every line's jar (what the wheel bundles).
@@ -165,5 +184,5 @@ lazy val root = (project in file("."))
     Test / test := (lineProjects(selectedLine) / Test / test).value,
     Test / testOnly := (lineProjects(selectedLine) / Test / testOnly).evaluated,
     Compile / compile := (lineProjects(selectedLine) / Compile / compile).value,
-    distAll := Seq((spark40 / dist).value, (spark41 / dist).value, (spark42 / dist).value, (spark43 / dist).value)
+    distAll := Seq((spark35 / dist).value, (spark35_213 / dist).value, (spark40 / dist).value, (spark41 / dist).value, (spark42 / dist).value, (spark43 / dist).value)
   )

@@ -14,7 +14,7 @@ import sbt._
  *      (`STREAMWIN_SPARK_CACHE`, default `~/.cache/streamwin/spark`) shared by every clone.
  */
 object SparkReleases {
-  private val scalaLibrary = """scala-library-(2\.13\.\d+)\.jar""".r
+  private val scalaLibrary = """scala-library-(2\.1[23]\.\d+)\.jar""".r
 
   /** The `major.minor` line of a release: "4.3.0" -> "4.3". */
   def lineOf(release: String): String = release.split('.') match {
@@ -26,14 +26,18 @@ object SparkReleases {
   def jarsFolder(root: File, release: String, log: Logger): File = {
     val installed = IO.listFiles(root, (f: File) => f.isDirectory && f.getName.startsWith(".venv")).toSeq
       .flatMap(venv => (venv / "lib" * "python3*" / "site-packages" / "pyspark" / "jars").get())
-      .find(jars => (jars / s"spark-core_2.13-$release.jar").isFile)
+      .find(jars => coreJar(jars, release).isDefined)
     installed.getOrElse(cached(root, release, log))
   }
+
+  /** Spark's core jar of `release` in `jars`, for whichever Scala version it was built with. */
+  private def coreJar(jars: File, release: String): Option[File] =
+    Seq("2.13", "2.12").map(scala => jars / s"spark-core_$scala-$release.jar").find(_.isFile)
 
   /** The Scala version Spark's jars were built with (the compiler must be that version). */
   def scalaVersionOf(jars: File): String =
     IO.listFiles(jars).map(_.getName).collectFirst { case scalaLibrary(version) => version }
-      .getOrElse(sys.error(s"no scala-library-2.13.*.jar in $jars"))
+      .getOrElse(sys.error(s"no scala-library-2.1[23].*.jar in $jars"))
 
   /** Spark's jars less Scala's own, which sbt provides at the same version. */
   def sparkJars(jars: File): Seq[File] =
@@ -44,7 +48,7 @@ object SparkReleases {
     val cacheRoot = sys.env.get("STREAMWIN_SPARK_CACHE").map(file)
       .getOrElse(file(sys.props("user.home")) / ".cache" / "streamwin" / "spark")
     val target = cacheRoot / release / "jars"
-    def complete = (target / s"spark-core_2.13-$release.jar").isFile
+    def complete = coreJar(target, release).isDefined
     if (!complete) {
       IO.createDirectory(cacheRoot)
       // One fetch at a time per release (the cache is shared by every clone): a build that waited

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import streamwin as sw
-from streamwin._jar import SUPPORTED_SPARK_LINES, spark_line
+from streamwin._jar import SCALA_VERSIONS, SUPPORTED_SPARK_LINES, _installed_scala_version, jar_name, spark_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
@@ -114,7 +114,7 @@ def test_jar_path_is_bundled_in_the_package():
     import pyspark
 
     assert Path(sw.jar_path()).is_file()
-    assert Path(sw.jar_path()).name == f"streamwin-spark{spark_line(pyspark.__version__)}_2.13.jar"
+    assert Path(sw.jar_path()).name == jar_name(spark_line(pyspark.__version__), _installed_scala_version())
     assert Path(sw.jar_path()).parent == Path(sw.__file__).parent / "jars"
 
 
@@ -131,16 +131,25 @@ def test_a_jar_of_another_spark_line_fails_when_the_extension_registers(tmp_path
     import pyspark
 
     running = spark_line(pyspark.__version__)
-    other = next(line for line in SUPPORTED_SPARK_LINES if line != running)
+    scala = _installed_scala_version()
+    # Another line's jar for the running Scala version, and a jar of the other Scala version: both refused
+    # when the extension registers, with a message naming the jar to use (the check runs on either Scala).
+    # (Spark 3.5 on Scala 2.12 has no other line of its Scala version.)
+    other_line = next((line for line in SUPPORTED_SPARK_LINES if line != running and scala in SCALA_VERSIONS[line]), None)
+    other_scala = next(s for line in SUPPORTED_SPARK_LINES for s in SCALA_VERSIONS[line] if s != scala)
+    other_scala_line = next(line for line in SUPPORTED_SPARK_LINES if other_scala in SCALA_VERSIONS[line])
     app = tmp_path / "app.py"
     app.write_text(MISMATCH_APP)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    cmd = [str(SPARK_SUBMIT), "--master", "local[1]", "--jars", sw.jar_path(f"{other}.0"),
-           "--conf", "spark.ui.enabled=false", str(app)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert (f"streamwin: this jar (streamwin-spark{other}_2.13.jar, streamwin {sw.__version__}) is built for "
-            f"Spark {other}, but Spark {pyspark.__version__} is running: use streamwin-spark{running}_2.13.jar "
-            "instead (in Python, streamwin.configure(builder) picks it)") in output
-    assert "NoClassDefFoundError" not in output and "NoSuchMethodError" not in output
+    cases = [(other_line, scala)] * (other_line is not None) + [(other_scala_line, other_scala)]
+    for line, jar_scala in cases:
+        cmd = [str(SPARK_SUBMIT), "--master", "local[1]", "--jars", sw.jar_path(f"{line}.0", jar_scala),
+               "--conf", "spark.ui.enabled=false", str(app)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert (f"streamwin: this jar (streamwin-spark{line}_{jar_scala}.jar, streamwin {sw.__version__}) is built for "
+                f"Spark {line} on Scala {jar_scala}, but Spark {pyspark.__version__} on Scala {scala} is running: use "
+                f"streamwin-spark{running}_{scala}.jar instead (in Python, streamwin.configure(builder) picks it)") in output, \
+            output[-3000:]
+        assert "NoClassDefFoundError" not in output and "NoSuchMethodError" not in output

@@ -36,29 +36,51 @@ def _manifest(jar_bytes: bytes) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in lines if ": " in line)
 
 
-def test_wheel_bundles_one_jar_per_supported_spark_line():
+def test_wheel_bundles_one_jar_per_supported_spark_line_and_scala_version():
+    builds = [(line, scala) for line in _jar.SUPPORTED_SPARK_LINES for scala in _jar.SCALA_VERSIONS[line]]
+    assert ("3.5", "2.12") in builds and ("3.5", "2.13") in builds and ("4.3", "2.13") in builds
     with zipfile.ZipFile(_wheel()) as wheel:
         jars = sorted(n for n in wheel.namelist() if n.endswith(".jar"))
-        assert jars == sorted(f"streamwin/jars/{_jar.jar_name(line)}" for line in _jar.SUPPORTED_SPARK_LINES)
-        for line in _jar.SUPPORTED_SPARK_LINES:
-            manifest = _manifest(wheel.read(f"streamwin/jars/{_jar.jar_name(line)}"))
+        assert jars == sorted(f"streamwin/jars/{_jar.jar_name(line, scala)}" for line, scala in builds)
+        for line, scala in builds:
+            manifest = _manifest(wheel.read(f"streamwin/jars/{_jar.jar_name(line, scala)}"))
             assert manifest["Spark-Line"] == line
             assert _jar.spark_line(manifest["Spark-Version"]) == line
-            assert manifest["Scala-Binary-Version"] == "2.13"
+            assert manifest["Scala-Binary-Version"] == scala
         metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
         requires = [l for l in wheel.read(metadata).decode().splitlines() if l.startswith("Requires-Dist:")]
         # Any supported line, never a pin: the user's own pyspark stays. matplotlib only with the plot extra.
-        assert [r for r in requires if "extra ==" not in r] == ["Requires-Dist: pyspark<4.4,>=4.0"]
+        assert [r for r in requires if "extra ==" not in r] == ["Requires-Dist: pyspark<4.4,>=3.5"]
         assert [r for r in requires if "extra ==" in r] == ['Requires-Dist: matplotlib>=3.7; extra == "plot"']
 
 
-def test_jar_path_picks_the_jar_of_each_supported_line():
-    for version, line in [("4.0.5", "4.0"), ("4.1.0", "4.1"), ("4.2.1", "4.2"), ("4.3.0", "4.3")]:
-        assert Path(sw.jar_path(version)).name == f"streamwin-spark{line}_2.13.jar"
-    assert Path(sw.jar_path()).name == _jar.jar_name(_jar.spark_line(pyspark.__version__))
+def test_jar_path_picks_the_jar_of_each_supported_line_and_scala_version():
+    for version, line, scala in [("3.5.9", "3.5", "2.12"), ("4.0.5", "4.0", "2.13"), ("4.1.0", "4.1", "2.13"),
+                                 ("4.2.1", "4.2", "2.13"), ("4.3.0", "4.3", "2.13")]:
+        assert Path(sw.jar_path(version)).name == f"streamwin-spark{line}_{scala}.jar"
+    assert Path(sw.jar_path("3.5.7", "2.13")).name == "streamwin-spark3.5_2.13.jar"
+    # The installed pyspark's jars say which Scala it runs.
+    scala = _jar._installed_scala_version()
+    assert scala in _jar.SCALA_VERSIONS[_jar.spark_line(pyspark.__version__)]
+    assert Path(sw.jar_path()).name == _jar.jar_name(_jar.spark_line(pyspark.__version__), scala)
 
 
-@pytest.mark.parametrize("version", ["3.5.1", "4.4.0", "5.0.0"])
+def test_the_scala_version_of_the_installed_spark_chooses_the_jar(monkeypatch):
+    monkeypatch.setattr(_jar, "_installed_spark_version", lambda: "3.5.9")
+    for scala in ("2.12", "2.13"):
+        monkeypatch.setattr(_jar, "_installed_scala_version", lambda: scala)
+        assert Path(sw.jar_path()).name == f"streamwin-spark3.5_{scala}.jar"
+    monkeypatch.setattr(_jar, "_installed_spark_version", lambda: "4.1.0")
+    monkeypatch.setattr(_jar, "_installed_scala_version", lambda: "2.12")
+    with pytest.raises(_jar.UnsupportedSparkVersionError) as error:
+        sw.jar_path()
+    assert str(error.value) == (
+        "streamwin has no jar for Spark 4.1.0 built with Scala 2.12: Spark 4.1 jars are built for Scala 2.13. "
+        "Run a Spark distribution built with one of those."
+    )
+
+
+@pytest.mark.parametrize("version", ["3.4.1", "4.4.0", "5.0.0"])
 def test_configure_rejects_an_unsupported_spark(monkeypatch, version):
     from pyspark.sql import SparkSession
 
@@ -67,7 +89,7 @@ def test_configure_rejects_an_unsupported_spark(monkeypatch, version):
         sw.configure(SparkSession.builder)
     assert str(error.value) == (
         f"streamwin does not support Spark {version} (the installed pyspark): it supports Spark "
-        "4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=4.0,<4.4'."
+        "3.5.x, 4.0.x, 4.1.x, 4.2.x, 4.3.x. Install one of those, e.g. pip install 'pyspark>=3.5,<4.4'."
     )
 
 
@@ -118,7 +140,7 @@ def test_wheel_in_a_fresh_environment_with_only_pyspark(tmp_path):
     # Imported from the fresh environment, not from this repository.
     assert Path(result["module"]).is_relative_to(venv)
     assert Path(result["jar"]).is_relative_to(venv)
-    assert Path(result["jar"]).name == _jar.jar_name(_jar.spark_line(pyspark.__version__))
+    assert Path(result["jar"]).name == _jar.jar_name(_jar.spark_line(pyspark.__version__), _jar._installed_scala_version())
     assert result["spark"] == pyspark.__version__
     assert result["batch"] == [[0, "final", 5], [10, "final", 12], [20, "final", 25]]
     assert result["sql"] == [[1, 4, "final", 5], [12, 25, "final", 37]]

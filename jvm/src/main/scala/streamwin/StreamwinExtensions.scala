@@ -14,15 +14,29 @@ import org.apache.spark.sql.catalyst.expressions.ExpressionInfo
  * against one line, are loaded by StreamwinRegistration once the running Spark is known to match.
  */
 class StreamwinExtensions extends SparkSessionExtensionsProvider {
-  override def apply(extensions: SparkSessionExtensions): Unit =
-    SparkLineCheck.mismatch(org.apache.spark.SPARK_VERSION) match {
-      case None => StreamwinRegistration(extensions)
-      case Some(message) =>
-        // Spark may log and swallow an extension's exception; the functions then fail with the same message.
-        SparkLineCheck.functionNames.foreach { name =>
-          val info = new ExpressionInfo(classOf[StreamwinExtensions].getName, null, name, message, "", "", "", "", "", "", "")
-          extensions.injectFunction((FunctionIdentifier(name), info, (_: Seq[_]) => throw new SparkLineMismatchException(message)))
-        }
-        throw new SparkLineMismatchException(message)
+  // (Java strings, arrays and loops only until the check passed: see SparkLineCheck.)
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    val message = SparkLineCheck.mismatch(org.apache.spark.SPARK_VERSION, scala.util.Properties.versionNumberString)
+    if (message == null) StreamwinRegistration(extensions)
+    else {
+      // Spark may log and swallow an extension's exception; the functions then fail with the same message.
+      val names = SparkLineCheck.functionNames
+      var i = 0
+      while (i < names.length) {
+        val info = new ExpressionInfo(classOf[StreamwinExtensions].getName, null, names(i), message, "", "", "", "", "", "", "")
+        extensions.injectFunction(new Tuple3(FunctionIdentifier(names(i)), info,
+          new MismatchedFunction(message)))
+        i += 1
+      }
+      throw new SparkLineMismatchException(message)
     }
+  }
+}
+
+/** What a function of a mismatched jar does when called. */
+private final class MismatchedFunction(message: String)
+    extends scala.runtime.AbstractFunction1[Seq[org.apache.spark.sql.catalyst.expressions.Expression],
+      org.apache.spark.sql.catalyst.expressions.Expression] {
+  override def apply(arguments: Seq[org.apache.spark.sql.catalyst.expressions.Expression])
+      : org.apache.spark.sql.catalyst.expressions.Expression = throw new SparkLineMismatchException(message)
 }

@@ -1,6 +1,7 @@
 package streamwin
 
 import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.streamwin.SparkShim
 
 import streamwin.api.functions
 import streamwin.catalyst.{CheckStreamWindows, EkuiperDialect, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows,
@@ -14,8 +15,8 @@ object StreamwinRegistration {
     // Spark's parser, with eKuiper's FILTER mistakes named (everything else passes through unchanged).
     extensions.injectParser((_, delegate) => new StreamwinParser(delegate))
     // eKuiper's window SQL becomes sw_* windows before anything resolves (its units are bare words).
-    extensions.injectHintResolutionRule(_ => EkuiperDialect)
-    extensions.injectHintResolutionRule(_ => ExpandWindowStar)
+    SparkShim.injectEarlyAnalysisRule(extensions, _ => EkuiperDialect)
+    SparkShim.injectEarlyAnalysisRule(extensions, _ => ExpandWindowStar)
     extensions.injectResolutionRule(_ => ResolveStreamWindows)
     extensions.injectPostHocResolutionRule(_ => ResolveGroupedWindows)
     extensions.injectCheckRule(_ => CheckStreamWindows)

@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.streaming.StreamingQuery
+import org.apache.spark.sql.streamwin.SparkShim
 import org.apache.spark.sql.streamwin.StreamingInternals.{StreamExecution, StreamingQueryWrapper}
 
 import streamwin.execution.{StatefulWindowExec, StreamWindowOperator}
@@ -15,11 +16,8 @@ import streamwin.execution.{StatefulWindowExec, StreamWindowOperator}
  */
 object WindowMetricsReport extends AdaptiveSparkPlanHelper {
   def of(df: DataFrame): java.util.Map[String, java.lang.Long] = {
-    val plan = df match {
-      case classic: org.apache.spark.sql.classic.Dataset[_] => classic.queryExecution.executedPlan
-      case other => throw new IllegalArgumentException(
-        s"window metrics are read from a classic (non-Connect) DataFrame, got ${other.getClass.getName}")
-    }
+    val plan = SparkShim.executedPlan(df).getOrElse(throw new IllegalArgumentException(
+      s"window metrics are read from a classic (non-Connect) DataFrame, got ${df.getClass.getName}"))
     sum(collect(plan) { case e: StreamWindowOperator => e.metrics })
   }
 

@@ -14,9 +14,10 @@ import streamwin.spec.StreamwinErrors
  * Spark's parser, unchanged, except that a statement it rejects because of an eKuiper `FILTER`
  * clause without `(WHERE ...)` fails with an error naming the eKuiper window: Spark's grammar only
  * knows `FILTER (WHERE cond)`, so the dialect rule never sees such a statement. The methods that
- * differ between Spark lines are added by each line's `StreamwinParser` (jvm/parser-<line>).
+ * differ between Spark lines are added by each line's `StreamwinParser` (jvm/parser-<line>) and
+ * [[ParserMethodsOfLine]] (jvm/api-<line>).
  */
-abstract class DelegatingParser(delegate: ParserInterface) extends ParserInterface {
+abstract class DelegatingParser(protected val delegate: ParserInterface) extends ParserMethodsOfLine {
   protected def explained[T](sqlText: String)(parse: => T): T =
     try parse catch { case e: ParseException => throw EkuiperParseErrors.explain(sqlText).getOrElse(e) }
 
@@ -26,7 +27,6 @@ abstract class DelegatingParser(delegate: ParserInterface) extends ParserInterfa
   override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
   override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
   override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
   override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
   override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }

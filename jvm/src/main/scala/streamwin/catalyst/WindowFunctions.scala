@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 /**
  * One SQL function `sw_*`, declared by its family (under `streamwin.families`) and registered from
  * the list in `streamwin.api.functions`. build.sbt reads the names of these declarations from the
- * sources (`SqlWindowFunction("sw_…"`) into `BuildInfo.FunctionNames`, so keep the name a literal.
+ * sources (`SqlWindowFunction("sw_…"`) into `BuildInfo.FunctionNamesText`, so keep the name a literal.
  *
  * @param usage   the usage line; `_FUNC_` stands for the name
  * @param example one SQL example

@@ -64,8 +64,18 @@ trait WindowNode extends UnaryNode {
    * child's layout), so the optimizer must not prune them: a checkpoint restores into the layout it
    * was written with.
    */
-  override def references: AttributeSet =
-    if (streamMetrics.isDefined) super.references ++ child.outputSet else super.references
+  @transient override lazy val references: AttributeSet =
+    if (streamMetrics.isDefined) PlanReferences.of(this) ++ child.outputSet else PlanReferences.of(this)
+}
+
+/**
+ * What a plan node references by Spark's own rule (its expressions' references less the attributes it
+ * produces), for nodes that add to or replace it: `references` is a lazy val in Spark 3.5 and a method in
+ * Spark 4, so an override cannot call `super.references` on both.
+ */
+object PlanReferences {
+  def of(plan: org.apache.spark.sql.catalyst.plans.QueryPlan[_]): AttributeSet =
+    AttributeSet.fromAttributeSets(plan.expressions.map(_.references)) -- plan.producedAttributes
 }
 
 /**

@@ -125,7 +125,7 @@ object EventTimeFamily {
     var entered = false
     while (windows.hasNext) {
       val (key, end) = windows.next()
-      if (op.reached(end + allowance)) op.late(key, end, lateRow)
+      if (op.reached(end + allowance)) op.arrivedLate(key, end, lateRow)
       else {
         var w = op.state.window(key)
         if (w == null) w = op.open(key, end, op.contents.buffered())
@@ -185,7 +185,7 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
     // The windows holding t start from `first` to t; those progress passed (the oldest) fired already.
     var start = spec.firstStartEndingAfter(t)
     while (start <= t && op.reached(start + spec.size + lateness)) {
-      op.late(start, start + spec.size, null)
+      op.arrivedLate(start, start + spec.size, null)
       start += spec.step
     }
     if (start > t) return false
@@ -319,7 +319,7 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     val ownOpen = !op.reached(time + lateness + 1)
     // Windows are keyed by start = end - size: open windows ending in (time, time + size].
     if (!ownOpen && !op.state.windows(time - spec.size, false, time, true).hasNext) {
-      op.late(time - spec.size, time, row)
+      op.arrivedLate(time - spec.size, time, row)
       return false
     }
     op.state.keepRow(time, row)
@@ -400,7 +400,7 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
       if (s.end >= time) touching += s else scanning = false
     }
     if (touching.isEmpty && op.reached(reach + lateness)) {
-      op.late(time, reach, lateRow)
+      op.arrivedLate(time, reach, lateRow)
       return false
     }
     val session = if (touching.isEmpty) new WindowEntry(time, reach, contents) else touching.last
@@ -464,7 +464,7 @@ final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val gap = gapOf(signal)
     if (time < op.state.progress) {
-      op.late(time, time + gap, row)
+      op.arrivedLate(time, time + gap, row)
       return false
     }
     val contents = op.contents.buffered()

@@ -227,7 +227,7 @@ final class KeyedWindowOperator(
   }
 
   /** The row belongs to window [start, end), already dropped: late (kept in its late group under passthrough). */
-  def late(start: Long, end: Long, row: InternalRow): Unit = {
+  def arrivedLate(start: Long, end: Long, row: InternalRow): Unit = {
     lateRow = true
     if (policies.latePassthrough) {
       var group = state.lateGroup(start)

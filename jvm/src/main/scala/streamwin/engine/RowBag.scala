@@ -293,7 +293,6 @@ object RowRun {
     override def numRows: Long = 0L
     override def hasNext: Boolean = false
     override def next(): InternalRow = throw new NoSuchElementException("empty RowRun")
-    override def knownSize: Int = 0
     override def close(): Unit = ()
   }
 }
@@ -701,7 +700,6 @@ private[engine] final class ChunkRun(
 
   override def numRows: Long = total
   override def hasNext: Boolean = remaining > 0L
-  override def knownSize: Int = if (remaining <= Int.MaxValue) remaining.toInt else -1
 
   override def next(): InternalRow = {
     if (remaining <= 0L) throw new NoSuchElementException("RowRun exhausted")

@@ -1,6 +1,5 @@
 package streamwin.engine
 
-import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
@@ -39,7 +38,7 @@ final class CountRecord extends Serializable {
   // and last row's), oldest first: the oldest retained row's, each later row's that a window starts
   // at, and the newest row's. Other rows' are not kept: count(1000000) keeps two (its open window's first
   // row is the oldest retained), not a million.
-  var orders = new mutable.ArrayDeque[Any]
+  var orders = new RingQueue[Any]
   // The row index of `orders.head` (meaningful while it is not empty).
   var headRow = 0L
   // False for a record just read from a stream's state: its `orders` may hold every retained row's
@@ -180,7 +179,7 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
       if (r.orders.size == r.retained && r.retained > 2) {
         var index = r.oldestRetained
         val all = r.orders
-        r.orders = new mutable.ArrayDeque[Any]
+        r.orders = new RingQueue[Any]
         all.foreach { order =>
           if (index == r.oldestRetained || index == r.rows - 1 || startsWindow(index)) r.orders.append(order)
           index += 1

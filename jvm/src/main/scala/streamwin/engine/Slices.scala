@@ -57,7 +57,7 @@ object SliceBounds {
  */
 final class KeptSlices(evaluator: AggregateEvaluator) {
   private val fifo = new FifoAggregator(evaluator)
-  private var times = new scala.collection.mutable.ArrayDeque[Long]
+  private var times = new RingQueue[Long]
   private var newestTime = 0L
   private var newest: InternalRow = null
   private val scratch = evaluator.newBuffer()
@@ -231,7 +231,7 @@ final class TimestampSlices(evaluator: AggregateEvaluator, val blockLength: Long
     def live: Int = entries.size - first
   }
 
-  private val blocks = new scala.collection.mutable.ArrayDeque[Block]
+  private val blocks = new RingQueue[Block]
   private var count = 0
   private val scratch = evaluator.newBuffer()
 

@@ -414,7 +414,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     case null =>
     case x: CountRecord =>
       rec.update(r("count"), new GenericInternalRow(Array[Any](x.rows, x.oldestRetained, x.coveredUntil,
-        new GenericArrayData(x.orders.toArray[Any]))))
+        new GenericArrayData(x.orders.toArray))))
     case x: RowCount => rec.update(r("row_count"), x.rows)
     case x: DataRecord =>
       val bytes = new java.io.ByteArrayOutputStream
@@ -436,7 +436,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
       x.oldestRetained = v.getLong(1)
       x.coveredUntil = v.getLong(2)
       val orders = v.getArray(3)
-      x.orders = new mutable.ArrayDeque[Any](orders.numElements())
+      x.orders = new RingQueue[Any](orders.numElements())
       var i = 0
       while (i < orders.numElements()) {
         x.orders.append(if (orders.isNullAt(i)) null else InternalRow.copyValue(orders.get(i, layout.orderType)))

@@ -13,6 +13,7 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.streamwin.SparkShim
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.AccumulatorV2
 
@@ -198,7 +199,7 @@ object ArrivalOrderSummaryExec {
    * or cancelled job, whose future Spark keeps), the check job decides, and runs the map stage anew.
    */
   def provesEveryKeyInOrder(windows: SparkPlan): Boolean = summarizedShuffle(windows).exists { case (exchange, summary) =>
-    Try(Await.result(exchange.submitShuffleJob(), Duration.Inf)).isSuccess && summary.provesEveryKeyInOrder(exchange.numMappers)
+    Try(Await.result(SparkShim.submitShuffleJob(exchange), Duration.Inf)).isSuccess && summary.provesEveryKeyInOrder(exchange.numMappers)
   }
 
   private def summarizedShuffle(plan: SparkPlan): Option[(ShuffleExchangeLike, ArrivalOrderSummaryExec)] = plan match {

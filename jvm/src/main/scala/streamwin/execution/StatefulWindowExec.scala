@@ -2,7 +2,6 @@ package streamwin.execution
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
@@ -10,11 +9,11 @@ import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, Attribut
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution}
 import org.apache.spark.sql.execution.{GroupedIterator, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
-import org.apache.spark.sql.execution.streaming.state.{OperatorInfoV1, OperatorStateMetadata, OperatorStateMetadataV1,
-  StateSchemaValidationResult, StateStore, StateStoreMetadataV1, StateStoreProviderId}
-import org.apache.spark.sql.streamwin.{OperatorStateStores, OperatorStoresRDD, PlannedMicroBatch, StateStoresWriterExec}
+import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreProviderId}
+import org.apache.spark.sql.streamwin.{OperatorStateStores, OperatorStoresRDD, OperatorStoresWriter, PlannedMicroBatch,
+  StateStoresWriterExec, StoreLayout}
 import org.apache.spark.sql.streamwin.StreamingInternals.{StatefulOperatorCustomMetric, StatefulOperatorPartitioning,
-  StatefulOperatorStateInfo, StatefulOpStateStoreCheckpointInfo}
+  StatefulOperatorStateInfo}
 
 import streamwin.catalyst.StreamWindowMetrics
 import streamwin.engine.RowWindowEngine
@@ -57,7 +56,8 @@ case class StatefulWindowExec(
     stateInfo: Option[StatefulOperatorStateInfo],
     microBatch: Option[PlannedMicroBatch],
     settling: Option[StreamWindowMetrics],
-    child: SparkPlan) extends StateStoresWriterExec(Seq(StoredSliceWindows.StoreName)) {
+    child: SparkPlan) extends StateStoresWriterExec(Seq(StoredSliceWindows.StoreName))
+    with OperatorStoresWriter {
 
   override def output: Seq[Attribute] = blueprint.output
   override def producedAttributes: AttributeSet = AttributeSet(output.filterNot(child.outputSet.contains))
@@ -98,16 +98,7 @@ case class StatefulWindowExec(
       }
     }
 
-  override def validateAndMaybeEvolveStateSchema(hadoopConf: Configuration, batchId: Long, stateSchemaVersion: Int)
-      : List[StateSchemaValidationResult] =
-    stores.map(s => OperatorStateStores.validateSchema(getStateInfo, hadoopConf, session.sessionState,
-      stateSchemaVersion, s.name, s.keySchema, s.valueSchema)).toList
-
-  override def operatorStateMetadata(stateSchemaPaths: List[List[String]]): OperatorStateMetadata = {
-    val info = getStateInfo
-    OperatorStateMetadataV1(OperatorInfoV1(info.operatorId, shortName),
-      stores.map(s => StateStoreMetadataV1(s.name, 0, info.numPartitions)).toArray)
-  }
+  override protected def storeLayouts: Seq[StoreLayout] = stores
 
   /**
    * A micro-batch without new rows runs when the watermark moved (it may close windows), and at every
@@ -154,7 +145,7 @@ case class StatefulWindowExec(
     kit.rowsScanned = 0L
     // (With checkpoint ids, one version may have several lineages: the store is scanned.)
     kit.dueIndexing = kit.keepsDueIndex &&
-      !org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo.enableStateStoreCheckpointIds(conf)
+      !OperatorStateStores.checkpointIdsOn(conf)
     private val indexId = StateStoreProviderId(opened.head.id, queryRunId)
     kit.dueIndex = if (kit.dueIndexing) DueKeyIndex.take(indexId, opened.head.version) else None
     kit.pending.clear()
@@ -261,15 +252,6 @@ case class StatefulWindowExec(
       TaskKits.giveBack(kitKey, kit)
     }
   }
-
-  /** Reports the committed stores' checkpoint ids (checkpoint format 2): one array per partition, in store order. */
-  private def reportCheckpointIds(stores: Seq[StateStore]): Unit =
-    if (org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateInfo.enableStateStoreCheckpointIds(conf)) {
-      val infos = stores.map(_.getStateStoreCheckpointInfo())
-      setStateStoreCheckpointInfo(StatefulOpStateStoreCheckpointInfo(infos.head.partitionId, infos.head.batchVersion,
-        Some(infos.map(_.stateStoreCkptId.orNull).toArray),
-        if (infos.exists(_.baseStateStoreCkptId.isDefined)) Some(infos.map(_.baseStateStoreCkptId.orNull).toArray) else None))
-    }
 
   override protected def withNewChildInternal(newChild: SparkPlan): StatefulWindowExec = copy(child = newChild)
 }

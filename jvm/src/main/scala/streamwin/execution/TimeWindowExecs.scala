@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
+import streamwin.catalyst.PlanReferences
 import streamwin.engine.WindowKind
 import streamwin.spec.{FixedTimeWindows, WindowSpec}
 
@@ -42,8 +43,8 @@ case class TimeWindowAggregateExec(
 
   override def output: Seq[Attribute] = keys ++ (windowAttr +: resultAttrs)
   // Pre-aggregated, the functions read Spark's partial buffers, not the raw columns their expressions name.
-  override def references: AttributeSet =
-    if (preAggregated) AttributeSet(keys) ++ slice.references else super.references
+  @transient override lazy val references: AttributeSet =
+    if (preAggregated) AttributeSet(keys) ++ slice.references else PlanReferences.of(this)
 
   override def requiredChildDistribution: Seq[Distribution] =
     if (keys.isEmpty) AllTuples :: Nil else ClusteredDistribution(keys) :: Nil

@@ -101,7 +101,7 @@ final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) ext
     val last = spec.periodStart(t) + spec.size
     var end = spec.firstEndHolding(t)
     while (end <= last && op.reached(end + lateness)) {
-      op.late(end - spec.size, end, null)
+      op.arrivedLate(end - spec.size, end, null)
       end += spec.step
     }
     if (end > last) return false

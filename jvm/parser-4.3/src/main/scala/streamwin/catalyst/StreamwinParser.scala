@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /** Spark 4.3 adds temporal table identifiers and statement splitting to the parser's interface. */
-class StreamwinParser(delegate: ParserInterface) extends DelegatingParser(delegate) {
+class StreamwinParser(sparkParser: ParserInterface) extends DelegatingParser(sparkParser) {
   override def parsePlanWithParameters(sqlText: String, parameters: ParameterContext): LogicalPlan =
     explained(sqlText)(delegate.parsePlanWithParameters(sqlText, parameters))
   override def parseTemporalTableIdentifier(sqlText: String): TemporalIdentifier =

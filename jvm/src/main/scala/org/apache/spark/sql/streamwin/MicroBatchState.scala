@@ -1,12 +1,5 @@
 package org.apache.spark.sql.streamwin
 
-import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.execution.streaming.state.{NoPrefixKeyStateEncoderSpec, StateSchemaCompatibilityChecker,
-  StateSchemaValidationResult, StateStore, StateStoreColFamilySchema, StateStoreConf, StateStoreCoordinatorRef,
-  StateStoreProviderId}
-import org.apache.spark.sql.internal.SessionState
-import org.apache.spark.sql.types.StructType
-
 import org.apache.spark.sql.streamwin.StreamingInternals.{IncrementalExecution, QueryExecutionThread,
   StatefulOperatorStateInfo}
 
@@ -27,7 +20,7 @@ final class PlannedMicroBatch private (@transient private val execution: Increme
   /** The micro-batch's id (the state stores' version to write). */
   val batchId: Long = execution.currentBatchId
   /** The first micro-batch this run of the query plans (Spark validates state schemas on it). */
-  val firstOfRun: Boolean = execution.isFirstBatch
+  val firstOfRun: Boolean = OperatorStateStores.firstBatchOfRun(execution)
   /** The processing time of the micro-batch (ms): the same for every task, as Spark's own timeouts read it. */
   val batchTimestampMs: Long = execution.offsetSeqMetadata.batchTimestampMs
   /** The query's watermark for this micro-batch (ms): no operator's input watermark is later. */
@@ -81,32 +74,4 @@ object PlannedMicroBatch {
       }
     case _ => None
   }
-}
-
-/** The state stores of one stateful operator: several named stores per partition, as Spark's stream-stream join keeps. */
-object OperatorStateStores {
-  def providerId(info: StatefulOperatorStateInfo, partition: Int, storeName: String): StateStoreProviderId =
-    StateStoreProviderId(info, partition, storeName)
-
-  def coordinator(session: org.apache.spark.sql.classic.SparkSession): StateStoreCoordinatorRef =
-    session.streams.stateStoreCoordinator
-
-  /** Where the partition's first store is loaded already, if anywhere (the task is best run there). */
-  def location(coordinator: StateStoreCoordinatorRef, id: StateStoreProviderId): Option[String] = coordinator.getLocation(id)
-
-  /** The store of version `info.storeVersion` (the micro-batch's), to update and commit. */
-  def open(id: StateStoreProviderId, keySchema: StructType, valueSchema: StructType, version: Long, checkpointId: Option[String],
-      storeConf: StateStoreConf, hadoopConf: Configuration): StateStore =
-    StateStore.get(id, keySchema, valueSchema, NoPrefixKeyStateEncoderSpec(keySchema), version, checkpointId, None,
-      useColumnFamilies = false, storeConf, hadoopConf)
-
-  /**
-   * Records the store's schema on the query's first micro-batch and checks it against the one the
-   * checkpoint recorded (Spark's own check: a query whose state rows changed shape is refused).
-   */
-  def validateSchema(info: StatefulOperatorStateInfo, hadoopConf: Configuration, sessionState: SessionState,
-      schemaVersion: Int, storeName: String, keySchema: StructType, valueSchema: StructType): StateSchemaValidationResult =
-    StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema(info, hadoopConf,
-      List(StateStoreColFamilySchema(StateStore.DEFAULT_COL_FAMILY_NAME, 0, keySchema, 0, valueSchema,
-        Some(NoPrefixKeyStateEncoderSpec(keySchema)))), sessionState, schemaVersion, storeName = storeName)
 }

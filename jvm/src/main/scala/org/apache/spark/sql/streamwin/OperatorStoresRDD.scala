@@ -41,7 +41,7 @@ final class OperatorStoresRDD[T: ClassTag, U: ClassTag](
     val opened = stores.zipWithIndex.map { case (store, i) =>
       val opened = OperatorStateStores.open(OperatorStateStores.providerId(info, partition.index, store.name),
         store.keySchema, store.valueSchema, info.storeVersion,
-        info.stateStoreCkptIds.flatMap(ids => Option(ids(partition.index)).map(_(i))), storeConf, hadoopConf.value.value)
+        OperatorStateStores.checkpointIdOf(info, partition.index, i), storeConf, hadoopConf.value.value)
       context.addTaskCompletionListener[Unit](_ => if (!opened.hasCommitted) opened.abort())
       opened
     }

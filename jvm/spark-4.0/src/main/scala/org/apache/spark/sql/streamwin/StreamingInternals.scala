@@ -8,7 +8,6 @@ import org.apache.spark.sql.execution.streaming.state.StateStore
 object StreamingInternals {
   type StreamExecution = org.apache.spark.sql.execution.streaming.StreamExecution
   type StreamingQueryWrapper = org.apache.spark.sql.execution.streaming.StreamingQueryWrapper
-  type TransformWithStateExec = org.apache.spark.sql.execution.streaming.TransformWithStateExec
   type IncrementalExecution = org.apache.spark.sql.execution.streaming.IncrementalExecution
   type QueryExecutionThread = org.apache.spark.sql.execution.streaming.QueryExecutionThread
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.StateStoreWriter

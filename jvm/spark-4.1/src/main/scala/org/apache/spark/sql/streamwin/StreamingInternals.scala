@@ -8,8 +8,6 @@ import org.apache.spark.sql.execution.streaming.state.StateStore
 object StreamingInternals {
   type StreamExecution = org.apache.spark.sql.execution.streaming.runtime.StreamExecution
   type StreamingQueryWrapper = org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
-  type TransformWithStateExec =
-    org.apache.spark.sql.execution.streaming.operators.stateful.transformwithstate.TransformWithStateExec
   type IncrementalExecution = org.apache.spark.sql.execution.streaming.runtime.IncrementalExecution
   type QueryExecutionThread = org.apache.spark.sql.execution.streaming.runtime.QueryExecutionThread
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter

@@ -1,0 +1,52 @@
+package org.apache.spark.sql.streamwin
+
+import org.apache.spark.sql.{Column, DataFrame, Dataset, SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction
+import org.apache.spark.sql.catalyst.expressions.{Alias, Expression}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
+
+import streamwin.catalyst.DelegatingParser
+
+/**
+ * The one place where streamwin reaches package-private Spark API: keep it thin. Spark 3.5's API: a
+ * Column is its expression, and the session is the classic one.
+ */
+object SparkShim {
+  /** The session a physical plan runs in. */
+  type ClassicSession = SparkSession
+
+  def column(expression: Expression): Column = new Column(expression)
+  def expression(column: Column): Expression = column.expr
+
+  /** The executed plan of a DataFrame. */
+  def executedPlan(df: DataFrame): Option[SparkPlan] = Some((df: Dataset[_]).queryExecution.executedPlan)
+
+  /**
+   * Makes `rule` run on every plan the session's SQL parser returns, before anything resolves: 3.5 has no
+   * hint resolution batch for extensions, and its resolution batch would fail on an eKuiper window (bare
+   * unit words, unknown functions) before a rule of that batch rewrote it.
+   */
+  def injectEarlyAnalysisRule(extensions: SparkSessionExtensions, rule: SparkSession => Rule[LogicalPlan]): Unit =
+    extensions.injectParser { (session, delegate) =>
+      val rewrite = rule(session)
+      new DelegatingParser(delegate) {
+        override def parsePlan(sqlText: String): LogicalPlan = rewrite(super.parsePlan(sqlText))
+        override def parseQuery(sqlText: String): LogicalPlan = rewrite(super.parseQuery(sqlText))
+      }
+    }
+
+  /** `call(args...).alias(n)` with more arguments, for a call of a function whose name starts with `prefix`. */
+  def appendArguments(column: Column, prefix: String, extra: Seq[Column]): Option[Column] = column.expr match {
+    case alias @ Alias(call @ UnresolvedFunction(nameParts, args, _, _, _), _) if nameParts.last.startsWith(prefix) =>
+      Some(new Column(Alias(call.copy(arguments = args ++ extra.map(_.expr)), alias.name)(
+        alias.exprId, alias.qualifier, alias.explicitMetadata, alias.nonInheritableMetadataKeys)))
+    case _ => None
+  }
+
+  /** Runs the exchange's map stage, if it has not run (Spark keeps the job's future). */
+  def submitShuffleJob(exchange: ShuffleExchangeLike): scala.concurrent.Future[org.apache.spark.MapOutputStatistics] =
+    exchange.submitShuffleJob
+}
