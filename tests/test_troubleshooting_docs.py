@@ -252,8 +252,15 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
 
     def unsupported_pyspark():
         with monkeypatch.context() as m:
-            m.setattr(jar_module, "_installed_spark_version", lambda: "3.5.1")
+            m.setattr(jar_module, "_installed_spark_version", lambda: "3.4.1")
             sw.configure(SparkSession.builder)
+
+    def no_jar_for_scala():
+        with monkeypatch.context() as m:
+            m.setattr(jar_module, "_installed_spark_version", lambda: "4.1.4")
+            m.setattr(jar_module, "_installed_scala_version", lambda: "2.12")
+            m.delenv("STREAMWIN_JAR", raising=False)
+            sw.jar_path()
 
     def no_jar():
         with monkeypatch.context() as m:
@@ -267,7 +274,8 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
             sw.jar_path()
 
     def other_line():
-        raise RuntimeError(spark._jvm.streamwin.SparkLineCheck.mismatch("4.1.4").get())
+        raise RuntimeError(spark._jvm.streamwin.SparkLineCheck.mismatch(
+            "4.1.4", spark._jvm.scala.util.Properties.versionNumberString()).getMessage())
 
     def ekuiper(query):
         return _with_conf(spark, "spark.streamwin.ekuiper.timestamp", "ms", _sql(spark, query))
@@ -276,6 +284,7 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
     return {
         "streamwin does not support Spark": unsupported_pyspark,
         "no streamwin jar for Spark": no_jar,
+        "streamwin has no jar for Spark": no_jar_for_scala,
         "STREAMWIN_JAR=": jar_env,
         "streamwin: this jar (": other_line,
         "[UNRESOLVED_ROUTINE]": _sql(spark, "SELECT sw_tumbling_nowhere(1)"),

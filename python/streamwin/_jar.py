@@ -64,9 +64,9 @@ def _installed_scala_version() -> Optional[str]:
     """The Scala version of the installed Spark's jars (pyspark's own, or ``$SPARK_HOME/jars``), if found."""
     import pyspark
 
-    folders = [Path(pyspark.__file__).resolve().parent / "jars"]
-    if os.environ.get("SPARK_HOME"):
-        folders.append(Path(os.environ["SPARK_HOME"]) / "jars")
+    # pyspark starts its JVM from SPARK_HOME when it is set: its jars first.
+    folders = [Path(os.environ["SPARK_HOME"]) / "jars"] if os.environ.get("SPARK_HOME") else []
+    folders.append(Path(pyspark.__file__).resolve().parent / "jars")
     for folder in folders:
         for core in sorted(folder.glob("spark-core_*.jar")):
             match = re.match(r"spark-core_(\d+\.\d+)-", core.name)
@@ -111,11 +111,8 @@ def jar_path(spark_version: Optional[str] = None, scala_version: Optional[str] =
         >>> import streamwin as sw
         >>> from streamwin._jar import spark_line
         >>> from pathlib import Path
-        >>> from streamwin._jar import spark_line
         >>> Path(sw.jar_path()).name.startswith(f"streamwin-spark{spark_line(pyspark.__version__)}_")
         True
-        >>> Path(sw.jar_path("3.5.7")).name, Path(sw.jar_path("3.5.7", "2.13")).name
-        ('streamwin-spark3.5_2.12.jar', 'streamwin-spark3.5_2.13.jar')
         >>> sw.jar_path("3.4.1")
         Traceback (most recent call last):
             ...
@@ -141,7 +138,8 @@ def jar_path(spark_version: Optional[str] = None, scala_version: Optional[str] =
             return str(candidate)
     raise FileNotFoundError(
         f"no streamwin jar for Spark {line} (looked at " + ", ".join(map(str, candidates)) + "); in a source "
-        f"checkout build it with `SPARK_VERSION={version} bin/sbt dist` (or every line with `bin/sbt distAll`), "
+        f"checkout build it with `SPARK_VERSION={version} bin/sbt dist` (3.5's Scala 2.13 jar: `bin/sbt "
+        "spark35_213/dist`; every jar: `bin/sbt distAll`), "
         "or set STREAMWIN_JAR"
     )
 
@@ -153,16 +151,21 @@ _EXTENSIONS_KEY = "spark.sql.extensions"
 _EXTENSION_CLASS = "streamwin.StreamwinExtensions"
 
 
-def _submitted_jars() -> list[str]:
-    """The jars spark-submit was given (``--jars``, and ``--packages`` once resolved), which a builder's own
-    ``spark.jars`` would replace: spark-submit hands them to the driver's JVM, which is already up."""
+def _submitted_conf(key: str) -> str:
+    """A setting spark-submit gave the driver's JVM (``--conf``, spark-defaults), which a builder's own
+    setting of the key would replace; empty outside spark-submit."""
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        return []
+        return ""
     from pyspark import SparkContext
 
     SparkContext._ensure_initialized()
-    submitted = SparkContext._jvm.java.lang.System.getProperty("spark.jars")  # type: ignore[union-attr]
-    return [j for j in str(submitted or "").split(",") if j]
+    return str(SparkContext._jvm.java.lang.System.getProperty(key) or "")  # type: ignore[union-attr]
+
+
+def _submitted_jars() -> list[str]:
+    """The jars spark-submit was given (``--jars``, and ``--packages`` once resolved), which a builder's own
+    ``spark.jars`` would replace: spark-submit hands them to the driver's JVM, which is already up."""
+    return [j for j in _submitted_conf("spark.jars").split(",") if j]
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
@@ -201,7 +204,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     if spark_line(_installed_spark_version()) == "3.5":
         # PySpark 3.5 makes its JVM session without Spark's service lookup of extensions (4.0 added it):
         # streamwin is named in spark.sql.extensions instead, beside any the builder names.
-        named = [e for e in str(options.get(_EXTENSIONS_KEY, "")).split(",") if e]
+        named = [e.strip() for e in (_submitted_conf(_EXTENSIONS_KEY) + "," + str(options.get(_EXTENSIONS_KEY, "")))
+                 .split(",") if e.strip()]
+        named = list(dict.fromkeys(named))
         if _EXTENSION_CLASS not in named:
             builder = builder.config(_EXTENSIONS_KEY, ",".join(named + [_EXTENSION_CLASS]))
     if _STATE_STORE_KEY not in options:

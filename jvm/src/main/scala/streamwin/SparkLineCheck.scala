@@ -20,7 +20,7 @@ object SparkLineCheck {
   }
 
   /** Why this jar cannot run on `sparkVersion` with Scala `scalaVersion`, or null when it can. */
-  def mismatch(sparkVersion: String, scalaVersion: String): String = {
+  def mismatch(sparkVersion: String, scalaVersion: String): SparkLineMismatchException = {
     val running = lineOf(sparkVersion)
     val scala = lineOf(scalaVersion)
     if (running == BuildInfo.SparkLine && scala == BuildInfo.ScalaBinaryVersion) null
@@ -34,9 +34,9 @@ object SparkLineCheck {
           "streamwin has no jar for Spark " + running + " on Scala " + scala + " (its jars: streamwin-spark" +
             BuildInfo.JarsText.replace(",", ".jar, streamwin-spark") + ".jar)"
         else "streamwin supports Spark " + BuildInfo.SupportedLinesText.replace(",", ", ")
-      "streamwin: this jar (" + jar + ", streamwin " + BuildInfo.Version + ") is built for Spark " + BuildInfo.SparkLine +
-        " on Scala " + BuildInfo.ScalaBinaryVersion + ", but Spark " + sparkVersion + " on Scala " + scala +
-        " is running: " + remedy
+      new SparkLineMismatchException("streamwin: this jar (" + jar + ", streamwin " + BuildInfo.Version +
+        ") is built for Spark " + BuildInfo.SparkLine + " on Scala " + BuildInfo.ScalaBinaryVersion + ", but Spark " +
+        sparkVersion + " on Scala " + scala + " is running: " + remedy)
     }
   }
 }

@@ -16,9 +16,10 @@ import org.apache.spark.sql.catalyst.expressions.ExpressionInfo
 class StreamwinExtensions extends SparkSessionExtensionsProvider {
   // (Java strings, arrays and loops only until the check passed: see SparkLineCheck.)
   override def apply(extensions: SparkSessionExtensions): Unit = {
-    val message = SparkLineCheck.mismatch(org.apache.spark.SPARK_VERSION, scala.util.Properties.versionNumberString)
-    if (message == null) StreamwinRegistration(extensions)
+    val mismatch = SparkLineCheck.mismatch(org.apache.spark.SPARK_VERSION, scala.util.Properties.versionNumberString)
+    if (mismatch == null) StreamwinRegistration(extensions)
     else {
+      val message = mismatch.getMessage
       // Spark may log and swallow an extension's exception; the functions then fail with the same message.
       val names = SparkLineCheck.functionNames
       var i = 0
@@ -28,15 +29,17 @@ class StreamwinExtensions extends SparkSessionExtensionsProvider {
           new MismatchedFunction(message)))
         i += 1
       }
-      throw new SparkLineMismatchException(message)
+      throw mismatch
     }
   }
 }
 
-/** What a function of a mismatched jar does when called. */
+/**
+ * What a function of a mismatched jar does when called. It takes Any, not a Seq: a Seq parameter would
+ * be cast to this jar's Scala `Seq`, which another Scala version's Spark does not pass.
+ */
 private final class MismatchedFunction(message: String)
-    extends scala.runtime.AbstractFunction1[Seq[org.apache.spark.sql.catalyst.expressions.Expression],
-      org.apache.spark.sql.catalyst.expressions.Expression] {
-  override def apply(arguments: Seq[org.apache.spark.sql.catalyst.expressions.Expression])
-      : org.apache.spark.sql.catalyst.expressions.Expression = throw new SparkLineMismatchException(message)
+    extends scala.runtime.AbstractFunction1[Any, org.apache.spark.sql.catalyst.expressions.Expression] {
+  override def apply(arguments: Any): org.apache.spark.sql.catalyst.expressions.Expression =
+    throw new SparkLineMismatchException(message)
 }

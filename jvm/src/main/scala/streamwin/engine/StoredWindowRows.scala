@@ -42,7 +42,7 @@ trait KeyStateRows {
  * The typed layout of a stream's state rows for windows fed rows: every value has the fields
  * `record`, `window` and `row`, one of them set.
  *
- *  - `record` (the key's record): `format` (1), `shape` (the fingerprint of the query's
+ *  - `record` (the key's record): `format` (2), `shape` (the fingerprint of the query's
  *    [[StoredStateShape]]), `deadline` and `idle_deadline` (when the clock or processing time must
  *    visit the key; null: never), `progress`, `last_closed_start`, the key's counters, `windows` and
  *    `late_groups` (the starts of its window rows, ascending), `next_bag`, `kept` (the rows kept by

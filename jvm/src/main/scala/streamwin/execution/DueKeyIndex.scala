@@ -12,8 +12,9 @@ import org.apache.spark.sql.execution.streaming.state.StateStoreProviderId
  * window grew.
  *
  * A task builds it while it scans (the records it reads), keeps it up to date as it saves keys, and leaves
- * it in this executor's [[DueKeyIndex.cache]] for the committed version; the next micro-batch's task of the
- * partition on this executor takes it if it loaded that same version, and scans otherwise.
+ * it in this executor's [[DueKeyIndex.cache]] for the committed version and the query run; the next
+ * micro-batch's task of the partition on this executor takes it if it loaded that same version, and
+ * scans otherwise.
  */
 private[execution] final class DueKeyIndex {
   private val deadlines = new java.util.HashMap[UnsafeRow, Array[Long]]
