@@ -102,7 +102,8 @@ def sparkLineProject(line: String, otherScala: Option[String] = None): Project =
       version := streamwinVersion,
       scalaVersion := otherScala.getOrElse(supportedLines.toMap.apply(line)._2),
       sparkRelease := releaseOf(line),
-      scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
+      // The oldest Java the line runs on: Spark 3.5 still runs on Java 8 and 11, Spark 4 needs 17.
+      scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", if (line.startsWith("3.")) "8" else "17"),
       Compile / unmanagedSourceDirectories ++= Seq((ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala", shimFolder((ThisBuild / baseDirectory).value, line, "main"),
         shimFolder((ThisBuild / baseDirectory).value, line, "main", "parser-"),
         shimFolder((ThisBuild / baseDirectory).value, line, "main", "api-")),

@@ -25,7 +25,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 DOCS = Path(__file__).resolve().parent
 PICTURES = DOCS / "pictures"
@@ -108,14 +108,16 @@ def _run_sql(spark: Any, code: str) -> None:
             result.show(truncate=False)
 
 
-def run_page(page: Path, spark: Any, picture_dir: Optional[Path] = None) -> PageRun:
-    """Run a page's python and sql blocks in one namespace; collect outputs and draw its pictures."""
+def run_page(page: Path, spark: Any, picture_dir: Optional[Path] = None,
+             skip: Callable[[Block], bool] = lambda block: False) -> PageRun:
+    """Run a page's python and sql blocks in one namespace; collect outputs and draw its pictures.
+    Blocks for which `skip` is true are not run (a Spark line without what they show)."""
     from streamwin.plot import plot_windows
 
     namespace: dict[str, Any] = {"__name__": f"docs.{page.stem}"}
     run = PageRun(page.name)
     for block in parse_blocks(page.read_text()):
-        if block.language not in ("python", "sql"):
+        if block.language not in ("python", "sql") or skip(block):
             continue
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):

@@ -8,17 +8,30 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pyspark
+import pytest
 
 from app_snippets import TUMBLING_STREAM, TUMBLING_STREAM_RESULT
+
+# Slow: CI runs it on the default line only (pytest.ini).
+pytestmark = pytest.mark.default_line
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent(
     """
     import json
+    import os
     from pyspark.sql import SparkSession, functions as F
     from pyspark.errors import AnalysisException
     import streamwin as sw
 
-    spark = sw.configure(SparkSession.builder.remote("local[2]")).getOrCreate()
+    builder = SparkSession.builder.remote("local[2]")
+    if os.environ.get("CONNECT_JAR"):  # (Spark 3.5: the server's jar, which its pyspark does not bundle)
+        builder = builder.config("spark.jars", os.environ["CONNECT_JAR"])
+    spark = sw.configure(builder).getOrCreate()
     df = spark.sql("SELECT 'a' AS k, timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (4), (12) AS t(s)")
     timed = df.groupBy("k", sw.tumbling("ts", "10 seconds")).agg(F.sum("v").alias("s")).orderBy("window")
     counted = df.groupBy(sw.count(2, order_by="v")).agg(F.sum("v").alias("s")).orderBy("window")
@@ -46,6 +59,11 @@ SCRIPT = textwrap.dedent(
 
 def test_windows_under_spark_connect(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    jar = subprocess.run([str(ROOT / "bin" / "connect-jar"), pyspark.__version__], capture_output=True, text=True,
+                         timeout=600)
+    assert jar.returncode == 0, jar.stderr[-3000:]
+    if jar.stdout.strip():
+        env["CONNECT_JAR"] = jar.stdout.strip()
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600,
                           cwd=tmp_path)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]

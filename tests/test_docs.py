@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, functions as F
 
 import streamwin as sw
+from spark_lines import SPARK_3
 from streamwin import windows
 from streamwin.plot import (DROPPED_LABEL, axis_value, drawn_causes, drawn_marks, drawn_values, drawn_windows,
                             plot_windows)
@@ -41,8 +42,11 @@ def _expected_windows(picture) -> list[tuple[float, float, str]]:
     return sorted((axis_value(r.s), axis_value(r.e), r.k) for r in bounds.collect())
 
 
+@pytest.mark.default_line  # (slow: CI runs the pages on the default line only)
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_page_examples_print_what_the_page_shows(page: Path, spark, tmp_path: Path) -> None:
+    if SPARK_3 and page.name == "state.md":
+        pytest.skip("state.md reads state back with Spark 4's statestore reader (docs/install.md says so)")
     run = _run_page_leaving_settings_as_found(page, spark, tmp_path)
     for line, expected, actual in run.outputs:
         assert actual == expected, f"{page.name}:{line}: the example prints\n{actual}\nbut the page shows\n{expected}"
@@ -62,15 +66,21 @@ def test_page_examples_print_what_the_page_shows(page: Path, spark, tmp_path: Pa
             _PICTURE_RULES[picture.name](picture)
 
 
+def _reads_state(block) -> bool:
+    """A block that reads a stream's state back (Spark 4's readers; Spark 3.5 has none)."""
+    return 'format("statestore")' in block.code or 'format("state-metadata")' in block.code
+
+
 def _run_page_leaving_settings_as_found(page: Path, spark, tmp_path: Path):
     """Run a page; then put back the spark.streamwin.* settings it changed (ekuiper-sql.md sets the eKuiper
     timestamp column), so the tests after it see the session's own settings."""
     def streamwin_settings() -> dict[str, str]:
-        return {k: v for k, v in spark.conf.getAll.items() if k.startswith("spark.streamwin.")}
+        # (SQL's SET lists them on every Spark line; RuntimeConfig.getAll is Spark 4's.)
+        return {r.key: r.value for r in spark.sql("SET").collect() if r.key.startswith("spark.streamwin.")}
 
     before = streamwin_settings()
     try:
-        return make_pictures.run_page(page, spark, tmp_path)
+        return make_pictures.run_page(page, spark, tmp_path, skip=_reads_state if SPARK_3 else lambda block: False)
     finally:
         for name, value in streamwin_settings().items():
             if name not in before:

@@ -275,3 +275,18 @@ def test_the_parser_passes_other_statements_through_unchanged(ekuiper):
     assert ekuiper.sql("SELECT count(*) AS n FROM demo WHERE size > :least", args={"least": 2}).first().n == 3
     with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR"):
         ekuiper.sql("SELEC count(*) FROM demo")
+
+
+def test_windows_in_with_clauses_subqueries_and_explain(ekuiper):
+    # eKuiper SQL nested where Spark keeps a plan outside the query's operators (a WITH clause's query, a
+    # subquery expression, EXPLAIN's query): each is rewritten as the top-level query is.
+    query = "SELECT window_start() AS start, count(*) AS c FROM demo GROUP BY TUMBLINGWINDOW(ss, 2)"
+    direct = sorted(tuple(r) for r in ekuiper.sql(query).collect())
+    assert direct == [(1541152486000, 3), (1541152488000, 2)]
+    assert sorted(tuple(r) for r in ekuiper.sql(f"WITH w AS ({query}) SELECT * FROM w").collect()) == direct
+    assert ekuiper.sql(f"SELECT max(c) AS m FROM ({query})").collect()[0].m == 3
+    assert ekuiper.sql(f"SELECT (SELECT max(c) FROM ({query})) AS m").collect()[0].m == 3
+    assert ekuiper.sql(f"SELECT count(*) AS n FROM demo WHERE size IN (SELECT c FROM ({query}))").collect()[0].n == 2
+    plan = ekuiper.sql(f"EXPLAIN {query}").collect()[0][0]
+    assert "sw_tumbling" in plan.lower() or "tumbling" in plan.lower(), plan
+    assert "error" not in plan.lower(), plan

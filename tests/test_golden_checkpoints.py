@@ -19,12 +19,13 @@ import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_lines import SPARK_3
 from checkpoint_cases import CASES, FED_ROWS, RETIRED, batch, plain, relocate, run_to_end, source, write_json
 
 GOLDEN = Path(__file__).parent / "golden_checkpoints"
 RETIRED_FOLDER = Path(__file__).parent / "retired_checkpoints"
 # Every supported line from its first release with these checkpoints on: the oldest and the default.
-WRITTEN_ON = ["4.0", "4.3"]
+WRITTEN_ON = ["3.5", "4.0", "4.3"]
 
 
 def _line(version: str) -> tuple[int, int]:
@@ -41,7 +42,8 @@ def test_every_golden_set_holds_every_case() -> None:
             meta = json.loads((GOLDEN / f"spark-{line}" / name / "case.json").read_text())
             assert meta["spark"].startswith(line + ".") and 0 < meta["written"] < len(meta["rows"])
             offsets = (GOLDEN / f"spark-{line}" / name / "checkpoint" / "offsets" / "0").read_text()
-            assert f'"spark.sql.streaming.stateStore.encodingFormat":"{CASES[name].encoding}"' in offsets
+            if _line(line) >= (4, 0):  # (Spark 3.5 has one state encoding, unsaferow, and no conf naming it)
+                assert f'"spark.sql.streaming.stateStore.encodingFormat":"{CASES[name].encoding}"' in offsets
     assert RESTORABLE, f"no golden checkpoint set is readable by Spark {pyspark.__version__}"
 
 
@@ -71,8 +73,10 @@ def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tm
 
     # The checkpoint was stopped with open windows: a state row per open window of a key (or the rows a
     # sliding window keeps), and the key's record.
-    held = spark.read.format("statestore").load(str(tmp_path / "checkpoint"))
-    if name in FED_ROWS:
+    held = None if SPARK_3 else spark.read.format("statestore").load(str(tmp_path / "checkpoint"))
+    if held is None:
+        pass  # (Spark 3.5 has no statestore reader: the continued result below shows what was held)
+    elif name in FED_ROWS:
         assert held.schema["key"].dataType.fieldNames() == ["k", "part", "id", "seq"]
         assert held.where("key.part IN ('window', 'late') OR size(value.record.kept) > 0").count() >= 1
         assert held.where("key.part = 'record'").count() >= 1
@@ -88,7 +92,8 @@ def test_golden_checkpoint_continues_to_the_batch_result(spark: SparkSession, tm
     # It went on in the encoding it began with. (Few micro-batches: the file sink's own log begins at
     # the restored one, and could not compact at its 10th without the earlier entries.)
     newest = max((tmp_path / "checkpoint" / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
-    assert f'"spark.sql.streaming.stateStore.encodingFormat":"{case.encoding}"' in newest.read_text()
+    if not SPARK_3:
+        assert f'"spark.sql.streaming.stateStore.encodingFormat":"{case.encoding}"' in newest.read_text()
     assert int(newest.name) < 9
     continued = [plain(r) for r in spark.read.parquet(str(tmp_path / "out" / "*.parquet")).collect()]
     assert continued, "the restored query output nothing"

@@ -28,6 +28,9 @@ from pyspark.sql import functions as F
 import streamwin as sw
 from kafka_broker import KafkaBroker, kafka_jars
 
+# Slow: CI runs it on the default line only (pytest.ini).
+pytestmark = pytest.mark.default_line
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("kafka_sensors", ROOT / "examples" / "kafka_sensors.py")
 kafka_sensors = importlib.util.module_from_spec(_spec)

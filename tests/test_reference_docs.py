@@ -17,6 +17,9 @@ from pyspark.errors import AnalysisException
 import streamwin
 import streamwin.plot
 
+# Slow: CI runs it on the default line only (pytest.ini).
+pytestmark = pytest.mark.default_line
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference"
 _spec = importlib.util.spec_from_file_location("make_reference", ROOT / "docs" / "make_reference.py")

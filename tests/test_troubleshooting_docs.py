@@ -20,6 +20,7 @@ from pyspark.sql.window import Window
 
 import streamwin as sw
 import streamwin._jar as jar_module
+from spark_lines import SPARK_3
 from streamwin.plot import plot_windows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,8 +275,7 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
             sw.jar_path()
 
     def other_line():
-        raise RuntimeError(spark._jvm.streamwin.SparkLineCheck.mismatch(
-            "4.1.4", spark._jvm.scala.util.Properties.versionNumberString()).getMessage())
+        raise RuntimeError(spark._jvm.streamwin.SparkLineCheck.mismatch("4.1.4", "2.13.16").getMessage())
 
     def ekuiper(query):
         return _with_conf(spark, "spark.streamwin.ekuiper.timestamp", "ms", _sql(spark, query))
@@ -287,7 +287,9 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
         "streamwin has no jar for Spark": no_jar_for_scala,
         "STREAMWIN_JAR=": jar_env,
         "streamwin: this jar (": other_line,
-        "[UNRESOLVED_ROUTINE]": _sql(spark, "SELECT sw_tumbling_nowhere(1)"),
+        # (Spark 3.5 words it "Cannot resolve function".)
+        "[UNRESOLVED_ROUTINE] Cannot resolve " + ("function" if SPARK_3 else "routine"):
+            _sql(spark, "SELECT sw_tumbling_nowhere(1)"),
         "sw_<function>: argument `<argument>` must be a duration such as '10 seconds', INTERVAL 10 SECONDS or a "
         "Python timedelta; cannot parse": lambda: d.groupBy(sw.tumbling("ts", "ten seconds")).count().collect(),
         "sw_<function>: argument `<argument>` must be a duration such as '10 seconds', INTERVAL 10 SECONDS or a "
@@ -456,7 +458,8 @@ def test_changed_query_on_a_checkpoint_is_refused_as_the_page_says(spark, tmp_pa
     message = _raised(lambda: run(lambda s: timed(s).groupBy("k", sw.tumbling("ts", "10 seconds", order_by="seq"))
                                   .agg(F.sum("v")), tmp_path / "c1"))
     assert _pattern(other).search(message), message[:1500]
-    changed = next(line for line in page_lines if line.startswith("[STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE]"))
+    changed = next(line for line in page_lines if line.startswith(
+        "StateSchemaNotCompatible: Provided schema" if SPARK_3 else "[STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE]"))
     message = _raised(lambda: run(lambda s: s.withColumn("v2", F.col("v") * 2).select(
         "k", "seq", "v", "v2", sw.count(4, step=2, order_by="seq", partition_by="k")), tmp_path / "c2"))
     assert _pattern(changed).search(message), message[:1500]

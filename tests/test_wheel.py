@@ -120,6 +120,7 @@ SCRIPT = textwrap.dedent(
 ).replace("# <tumbling stream>\n", TUMBLING_STREAM)
 
 
+@pytest.mark.default_line  # (CI's wheel runs on other lines are such a fresh environment themselves)
 def test_wheel_in_a_fresh_environment_with_only_pyspark(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

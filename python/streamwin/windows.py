@@ -69,8 +69,14 @@ _COLUMN_POLICIES = {"order_by", "ingest_time"}
 _MULTI_COLUMN_POLICIES = {"partition_by"}
 
 
+def _is_column(value: object) -> bool:
+    # Spark 3.5's Connect Column is a class of its own, not a pyspark.sql.Column (4.0 made it one).
+    return isinstance(value, Column) or (type(value).__module__ == "pyspark.sql.connect.column"
+                                         and type(value).__name__ == "Column")
+
+
 def _to_col(value: ColumnOrName) -> Column:
-    return value if isinstance(value, Column) else F.col(value)
+    return value if _is_column(value) else F.col(value)  # type: ignore[return-value]
 
 
 def _duration(name: str, value: DurationLike) -> Column:
@@ -83,8 +89,8 @@ def _duration(name: str, value: DurationLike) -> Column:
 
 
 def _literal(name: str, value: object) -> Column:
-    if isinstance(value, Column):
-        return value
+    if _is_column(value):
+        return value  # type: ignore[return-value]
     if isinstance(value, (str, int, float, bool, datetime.timedelta)):
         return F.lit(value)
     raise TypeError(f"argument `{name}` has unsupported type {type(value).__name__}")
@@ -98,7 +104,7 @@ def _window(function: str, required: list[Column], options: dict[str, object]) -
         if name in _COLUMN_POLICIES:
             args += [F.lit(name), _to_col(value)]  # type: ignore[arg-type]
         elif name in _MULTI_COLUMN_POLICIES:
-            values: Iterable[ColumnOrName] = [value] if isinstance(value, (str, Column)) else value  # type: ignore[assignment]
+            values: Iterable[ColumnOrName] = [value] if isinstance(value, str) or _is_column(value) else value  # type: ignore[assignment]
             for v in values:
                 args += [F.lit(name), _to_col(v)]
         elif isinstance(value, datetime.timedelta):
@@ -325,7 +331,7 @@ def session(
     >>> [(r.window.start.second, r.window.end.second, r.n) for r in out.orderBy("window").collect()]
     [(1, 9, 2), (20, 25, 1)]
     """
-    gap_col = gap if isinstance(gap, Column) else _duration("gap", gap)
+    gap_col = gap if _is_column(gap) else _duration("gap", gap)
     return _window(
         "sw_session",
         [_to_col(time), gap_col],

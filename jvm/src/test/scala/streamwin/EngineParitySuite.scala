@@ -142,7 +142,7 @@ class EngineParitySuite extends AnyFunSuite {
       case None =>
         val in = getClass.getResourceAsStream(s"/$GoldenFolder/$file.txt")
         if (in == null) fail(s"no golden file $GoldenFolder/$file.txt; record it with $RecordFlag=1")
-        try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+        try new String(org.apache.commons.io.IOUtils.toByteArray(in), StandardCharsets.UTF_8) finally in.close()
     }
     val out = ArrayBuffer[(String, ArrayBuffer[String])]()
     text.split("\n", -1).dropRight(1).foreach { line =>

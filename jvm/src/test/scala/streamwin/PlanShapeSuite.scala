@@ -32,6 +32,14 @@ class PlanShapeSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   override def afterAll(): Unit = spark.stop()
 
+  test("streamwin registers once in a session that names it twice (spark.sql.extensions and the ServiceLoader)") {
+    val extensions = new org.apache.spark.sql.SparkSessionExtensions
+    new StreamwinExtensions().apply(extensions)
+    new StreamwinExtensions().apply(extensions)
+    val strategies = org.apache.spark.sql.streamwin.ExtensionRules.plannerStrategies(extensions, spark)
+    assert(strategies.count(_ == streamwin.execution.StreamWindowStrategy) == 1, strategies)
+  }
+
   private def readings: DataFrame = {
     import spark.implicits._
     (0L until 100L).map(i => (i % 3, new Timestamp(i * 1000), i)).toDF("k", "ts", "v")

@@ -4,7 +4,7 @@ import java.util.Locale
 
 import org.apache.spark.sql.catalyst.analysis.{UnresolvedAttribute, UnresolvedExtractValue, UnresolvedFunction, UnresolvedHaving,
   UnresolvedStar}
-import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal, NamedExpression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, Literal, NamedExpression, SortOrder}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project, Sort}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, PROJECT}
@@ -26,8 +26,9 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
       case h @ UnresolvedHaving(condition, a: Aggregate) if windowNamed(a).isDefined =>
         h.copy(havingCondition = WindowFieldReferences(condition, windowNamed(a).get))
       case s: Sort if aggregateBelow(s.child).flatMap(windowNamed).isDefined =>
-        val window = aggregateBelow(s.child).flatMap(windowNamed).get
-        s.copy(order = s.order.map(WindowFieldReferences(_, window).asInstanceOf[SortOrder]))
+        val aggregate = aggregateBelow(s.child).get
+        val window = windowNamed(aggregate).get
+        s.copy(order = s.order.map(o => selected(WindowFieldReferences(o, window), aggregate).asInstanceOf[SortOrder]))
       case a: Aggregate if windowNamed(a).isDefined && !a.aggregateExpressions.forall(_.resolved) =>
         val window = windowNamed(a).get
         a.copy(aggregateExpressions = a.aggregateExpressions.map(e =>
@@ -46,6 +47,17 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
     case p: Project => aggregateBelow(p.child)
     case h: UnresolvedHaving => aggregateBelow(h.child)
     case _ => None
+  }
+
+  /**
+   * `e` with a window field the select list outputs (`SELECT window.start ... ORDER BY window.start`) read
+   * from that output column: Spark 3.5 does not add a sort expression to the Aggregate through a HAVING.
+   */
+  private def selected(e: Expression, aggregate: Aggregate): Expression = e.transformDown {
+    case field if field.resolved && !field.isInstanceOf[Attribute] && !field.isInstanceOf[SortOrder] =>
+      aggregate.aggregateExpressions.collectFirst {
+        case a: Alias if a.resolved && a.child.semanticEquals(field) => a.toAttribute
+      }.getOrElse(field)
   }
 
   /** The window an Aggregate groups by, when its input has no column named `window` of its own. */

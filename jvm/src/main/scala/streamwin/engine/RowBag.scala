@@ -625,7 +625,7 @@ private[engine] final class Chunk(val budget: MemoryBudget, var page: Array[Byte
       in.getChannel.position(fileOffset)
       val block = sf.wrap(new BoundedInputStream(in, fileLength))
       val bytes = new Array[Byte](used)
-      val n = block.readNBytes(bytes, 0, used)
+      val n = org.apache.commons.io.IOUtils.read(block, bytes, 0, used)
       if (n != used) throw new IOException(s"RowBag: spill file ${sf.file} is truncated ($n of $used bytes)")
       bytes
     } finally in.close()

@@ -5,45 +5,47 @@ import java.io._
 /**
  * Which classes the Java-serialized state of a user's split trigger (Scala API) in a checkpoint may
  * name: whoever can write the checkpoint folder must not be able to make an executor build objects of
- * any other class (a deserialization gadget). A class outside the list is refused before it is loaded
- * or built, with a message naming it.
+ * any other class (a deserialization gadget). A class outside the list is refused before it is built
+ * (when [[StoredClassFilter.FilteredInput]] resolves it), with a message naming it.
+ *
+ * The JVM's serialization filter API (`java.io.ObjectInputFilter`, or `sun.misc.ObjectInputFilter` on
+ * Java 8) is reached by reflection, because the Spark 3.5 jar is compiled for Java 8: through it a
+ * stream also limits the nesting depth and keeps what the JVM-wide filter refuses refused.
  *
  * @param userPackages   packages of the user's split trigger, whose state may be of its own classes
  * @param jvmFilter      the JVM-wide filter (`jdk.serialFilter`), if one is set: what it refuses stays
  *                       refused (a stream's own filter replaces the JVM-wide one, so this one asks it)
  */
 private[engine] final class StoredClassFilter(userPackages: Seq[String],
-    jvmFilter: ObjectInputFilter = ObjectInputFilter.Config.getSerialFilter) extends ObjectInputFilter {
+    jvmFilter: AnyRef = StoredClassFilter.JvmFilterApi.map(_.jvmWideFilter).orNull) {
   import StoredClassFilter._
-
-  override def checkInput(info: ObjectInputFilter.FilterInfo): ObjectInputFilter.Status = {
-    if (info.depth > MaxDepth) return ObjectInputFilter.Status.REJECTED
-    if (jvmFilter != null && jvmFilter.checkInput(info) == ObjectInputFilter.Status.REJECTED) {
-      refused = Option(info.serialClass).map(c => s"${c.getName} (refused by the JVM's jdk.serialFilter)")
-        .getOrElse("none (a limit of the JVM's jdk.serialFilter)")
-      return ObjectInputFilter.Status.REJECTED
-    }
-    val cls = info.serialClass
-    if (cls == null) ObjectInputFilter.Status.UNDECIDED
-    else if (admits(cls)) ObjectInputFilter.Status.ALLOWED
-    else {
-      refused = cls.getName
-      ObjectInputFilter.Status.REJECTED
-    }
-  }
 
   /** The last class refused, for the error message. */
   var refused: String = _
+
+  /** Whether a stored state may name `cls`; remembers it as refused if not. */
+  def check(cls: Class[_]): Boolean = admits(cls) || { refused = cls.getName; false }
+
+  /** The filter for the JVM's API: depth, then the JVM-wide filter, then this list. */
+  private[engine] def checkInput(api: SerialFilterApi, info: AnyRef): AnyRef = {
+    if (api.depth(info) > MaxDepth) return api.Rejected
+    if (jvmFilter != null && api.check(jvmFilter, info) == api.Rejected) {
+      refused = Option(api.serialClass(info)).map(c => s"${c.getName} (refused by the JVM's jdk.serialFilter)")
+        .getOrElse("none (a limit of the JVM's jdk.serialFilter)")
+      return api.Rejected
+    }
+    val cls = api.serialClass(info)
+    if (cls == null) api.Undecided else if (check(cls)) api.Allowed else api.Rejected
+  }
 
   private def admits(cls: Class[_]): Boolean =
     if (cls.isArray) admits(cls.getComponentType)
     else if (cls.isPrimitive) true
     else {
       val name = cls.getName
-      val packageName = Option(cls.getPackageName).getOrElse("")
       ValueClasses.contains(name) || ValuePrefixes.exists(name.startsWith) ||
         ScalaValues.exists(name.startsWith) && !ScalaRefused.exists(name.startsWith) ||
-        userPackages.contains(packageName)
+        userPackages.contains(packageOf(cls))
     }
 }
 
@@ -76,11 +78,73 @@ private[engine] object StoredClassFilter {
   private val ScalaRefused = Seq("scala.collection.immutable.LazyList", "scala.collection.immutable.Stream",
     "scala.collection.immutable.Stream$")
 
+  /** The package a class is declared in ("" for the unnamed package); `Class.getPackageName` is Java 9+. */
+  def packageOf(cls: Class[_]): String = {
+    val name = cls.getName
+    val dot = name.lastIndexOf('.')
+    if (dot < 0) "" else name.substring(0, dot)
+  }
+
+  /**
+   * The JVM's serialization filter interface, by reflection: `java.io.ObjectInputFilter` (Java 9+, set on
+   * the stream) or `sun.misc.ObjectInputFilter` (Java 8 from 8u121, set through its `Config`).
+   */
+  private[engine] final class SerialFilterApi private (packageName: String) {
+    private def load(name: String): Class[_] = Class.forName(s"$packageName.ObjectInputFilter$name")
+    private val filterInterface = load("")
+    private val infoInterface = load("$FilterInfo")
+    private val config = load("$Config")
+    private val status = load("$Status")
+    private val depthMethod = infoInterface.getMethod("depth")
+    private val serialClassMethod = infoInterface.getMethod("serialClass")
+    private val checkInputMethod = filterInterface.getMethod("checkInput", infoInterface)
+    private val setOnStream: (ObjectInputStream, AnyRef) => Unit =
+      if (packageName == "java.io") {
+        val set = classOf[ObjectInputStream].getMethod("setObjectInputFilter", filterInterface)
+        (in, filter) => set.invoke(in, filter)
+      } else {
+        val set = config.getMethod("setObjectInputFilter", classOf[ObjectInputStream], filterInterface)
+        (in, filter) => set.invoke(null, in, filter)
+      }
+    val Rejected: AnyRef = status.getField("REJECTED").get(null)
+    val Allowed: AnyRef = status.getField("ALLOWED").get(null)
+    val Undecided: AnyRef = status.getField("UNDECIDED").get(null)
+
+    def jvmWideFilter: AnyRef = config.getMethod("getSerialFilter").invoke(null)
+    def depth(info: AnyRef): Long = depthMethod.invoke(info).asInstanceOf[java.lang.Long]
+    def serialClass(info: AnyRef): Class[_] = serialClassMethod.invoke(info).asInstanceOf[Class[_]]
+    def check(filter: AnyRef, info: AnyRef): AnyRef = checkInputMethod.invoke(filter, info)
+
+    /** Sets `filter` as `in`'s filter, as an object of the JVM's interface. */
+    def install(in: ObjectInputStream, filter: StoredClassFilter): Unit = {
+      val handler = new java.lang.reflect.InvocationHandler {
+        override def invoke(proxy: AnyRef, method: java.lang.reflect.Method, args: Array[AnyRef]): AnyRef =
+          method.getName match {
+            case "checkInput" => filter.checkInput(SerialFilterApi.this, args(0))
+            case "hashCode" => Int.box(System.identityHashCode(proxy))
+            case "equals" => Boolean.box(proxy eq args(0))
+            case "toString" => "streamwin's stored class filter"
+            case other => throw new UnsupportedOperationException(other)
+          }
+      }
+      setOnStream(in, java.lang.reflect.Proxy.newProxyInstance(filterInterface.getClassLoader, Array(filterInterface), handler))
+    }
+  }
+
+  private[engine] object SerialFilterApi {
+    private[engine] def load(packageName: String): Option[SerialFilterApi] =
+      try Some(new SerialFilterApi(packageName)) catch { case _: ReflectiveOperationException => None }
+  }
+
+  /** The JVM's filter API; none on a Java 8 older than 8u121 (the class list still holds, in resolveClass). */
+  private[engine] lazy val JvmFilterApi: Option[SerialFilterApi] =
+    SerialFilterApi.load("java.io").orElse(SerialFilterApi.load("sun.misc"))
+
   /** An object stream that loads classes from the task's class loader (where streamwin.jar is) and filters them. */
   class FilteredInput(bytes: InputStream, filter: StoredClassFilter,
       classes: java.util.HashMap[String, Class[_]] = new java.util.HashMap[String, Class[_]])
       extends ObjectInputStream(bytes) {
-    setObjectInputFilter(filter)
+    JvmFilterApi.foreach(_.install(this, filter))
 
     // streamwin.jar (and a user's split trigger) may only be visible to the task's class loader.
     // Looked up once per task (the codec's map): every key's engine names the same classes.
@@ -93,6 +157,16 @@ private[engine] object StoredClassFilter {
         classes.put(desc.getName, found)
         found
       }
+    } match {
+      // Refused here, before any object of it is built (and where the JVM has no filter API at all).
+      case cls if !filter.check(cls) => throw new InvalidClassException(cls.getName, "not a class of a split trigger's state")
+      case cls => cls
+    }
+
+    // A state never holds a dynamic proxy.
+    override protected def resolveProxyClass(interfaces: Array[String]): Class[_] = {
+      filter.refused = s"a proxy of ${interfaces.mkString(", ")}"
+      throw new InvalidClassException(filter.refused, "not a class of a split trigger's state")
     }
 
     /** readObject, failing with a message naming the class the filter refused. */

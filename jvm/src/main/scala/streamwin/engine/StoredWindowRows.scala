@@ -520,7 +520,7 @@ private[engine] object StoredFormats {
    * `scala`): their value classes are admitted one by one ([[StoredClassFilter]]).
    */
   def userPackages(engine: RowWindowEngine): Seq[String] = engine match {
-    case op: KeyedWindowOperator => op.family.userClasses.map(c => Option(c.getPackageName).getOrElse(""))
+    case op: KeyedWindowOperator => op.family.userClasses.map(StoredClassFilter.packageOf)
       .filterNot(p => PlatformPackages.exists(root => p == root || p.startsWith(root + "."))).distinct
     case _ => Nil
   }

@@ -205,7 +205,7 @@ object StreamingWindowHost {
       // The operator's own first form for windows fed rows: each key's whole engine as one value.
       val schema = new Path(operator, "0/_metadata/schema")
       if (fs.exists(schema)) {
-        val text = { val in = fs.open(schema); try new String(in.readAllBytes(), "UTF-8") finally in.close() }
+        val text = { val in = fs.open(schema); try new String(org.apache.commons.io.IOUtils.toByteArray(in), "UTF-8") finally in.close() }
         if (text.contains(StreamingWindowHost.RetiredEngineRecord)) {
           refuse("the first form of streamwin's operator (each key's whole engine as one `record.engine` value, " +
             "streamwin 0.1.0 before state rows per window)")

@@ -1,7 +1,5 @@
 package org.apache.spark.sql.streamwin
 
-import java.util.concurrent.ConcurrentHashMap
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.SparkPlan
@@ -18,8 +16,9 @@ import org.apache.spark.sql.streamwin.StreamingInternals.{IncrementalExecution, 
  * schema when a task loads partition 0.
  */
 object OperatorStateStores {
-  // The first micro-batch each run planned (3.5's IncrementalExecution does not say which is first).
-  private val firstBatches = new ConcurrentHashMap[java.util.UUID, java.lang.Long]
+  // The first micro-batch each run planned (3.5's IncrementalExecution does not say which is first). Weak
+  // keys: a run's id object lives as long as its query does, so a stopped query's entry goes with it.
+  private val firstBatches = java.util.Collections.synchronizedMap(new java.util.WeakHashMap[java.util.UUID, java.lang.Long])
 
   /** The first micro-batch this run of the query plans. */
   def firstBatchOfRun(execution: IncrementalExecution): Boolean =

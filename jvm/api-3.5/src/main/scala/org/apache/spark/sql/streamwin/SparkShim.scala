@@ -2,10 +2,11 @@ package org.apache.spark.sql.streamwin
 
 import org.apache.spark.sql.{Column, DataFrame, Dataset, SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction
-import org.apache.spark.sql.catalyst.expressions.{Alias, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, UnresolvedWith}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.command.ExplainCommand
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 
 import streamwin.catalyst.DelegatingParser
@@ -33,10 +34,24 @@ object SparkShim {
     extensions.injectParser { (session, delegate) =>
       val rewrite = rule(session)
       new DelegatingParser(delegate) {
-        override def parsePlan(sqlText: String): LogicalPlan = rewrite(super.parsePlan(sqlText))
-        override def parseQuery(sqlText: String): LogicalPlan = rewrite(super.parseQuery(sqlText))
+        override def parsePlan(sqlText: String): LogicalPlan = everywhere(rewrite)(super.parsePlan(sqlText))
+        override def parseQuery(sqlText: String): LogicalPlan = everywhere(rewrite)(super.parseQuery(sqlText))
       }
     }
+
+  /**
+   * `rule` on a parsed plan and on the plans it holds outside its children, innermost first: a WITH
+   * clause's queries, subquery expressions and EXPLAIN's query (on 4.x the analyzer reaches them itself).
+   */
+  private def everywhere(rule: Rule[LogicalPlan])(plan: LogicalPlan): LogicalPlan = {
+    val inner = plan.transformUp {
+      case w: UnresolvedWith => w.copy(cteRelations = w.cteRelations.map { case (name, query) =>
+        name -> everywhere(rule)(query).asInstanceOf[SubqueryAlias] })
+      case e: ExplainCommand => e.copy(logicalPlan = everywhere(rule)(e.logicalPlan))
+      case p => p.transformExpressions { case s: SubqueryExpression => s.withNewPlan(everywhere(rule)(s.plan)) }
+    }
+    rule(inner)
+  }
 
   /** `call(args...).alias(n)` with more arguments, for a call of a function whose name starts with `prefix`. */
   def appendArguments(column: Column, prefix: String, extra: Seq[Column]): Option[Column] = column.expr match {
