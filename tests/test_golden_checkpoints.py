@@ -24,7 +24,7 @@ from checkpoint_cases import CASES, FED_ROWS, RETIRED, batch, plain, relocate, r
 
 GOLDEN = Path(__file__).parent / "golden_checkpoints"
 RETIRED_FOLDER = Path(__file__).parent / "retired_checkpoints"
-# Every supported line from its first release with these checkpoints on: the oldest and the default.
+# Sets written on the oldest supported line (3.5), on 4.0 (the first with the state encoding conf) and on the default.
 WRITTEN_ON = ["3.5", "4.0", "4.3"]
 
 

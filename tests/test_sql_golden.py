@@ -89,3 +89,20 @@ def test_sql_window_fields_equal_the_dataframe_api(spark):
            .agg(F.count("*").alias("n"), F.sum("v").alias("s")).where("n > 1")
            .select("k", "window.start", "window.end", "window.kind", "n", "s").orderBy("k", "start").collect())
     assert sql == api and len(sql) >= 2
+
+
+def test_order_by_aggregates_and_window_fields_of_a_windowed_query(spark):
+    # ORDER BY an aggregate beside a constant column (count(*) is count(1): its 1 is not the column `one`),
+    # and ORDER BY a selected window field above a HAVING.
+    views(spark)
+    rows = spark.sql("SELECT window.start AS start, 1 AS one, sum(v) AS s FROM readings "
+                     "GROUP BY sw_tumbling(ts, '10 seconds') ORDER BY count(*) DESC, start").collect()
+    theirs = spark.sql("SELECT window.start AS start, 1 AS one, sum(v) AS s FROM readings "
+                       "GROUP BY window(ts, '10 seconds') ORDER BY count(*) DESC, start").collect()
+    assert rows == theirs and len(rows) == 4
+    having = spark.sql("SELECT k, window.start, count(*) AS n FROM readings GROUP BY k, sw_session(ts, '4 seconds') "
+                       "HAVING count(*) > 1 ORDER BY k, window.start DESC").collect()
+    api = (spark.table("readings").groupBy("k", sw.session("ts", "4 seconds")).agg(F.count("*").alias("n"))
+           .where("n > 1").select("k", "window.start", "n").orderBy("k", F.col("start").desc()).collect())
+    assert having == api and len(having) >= 2
+

@@ -45,6 +45,20 @@ class StoredClassFilterSuite extends AnyFunSuite {
     assert(refused.getMessage.contains("names class a proxy of java.lang.Runnable"), refused.getMessage)
   }
 
+  test("without the JVM's filter API (a Java 8 before 8u121) the class list still refuses, before building") {
+    def readWithoutApi(bytes: Array[Byte]): AnyRef = {
+      val in = new StoredClassFilter.FilteredInput(new ByteArrayInputStream(bytes), new StoredClassFilter(Nil, null),
+        filterApi = None)
+      try in.readFiltered() finally in.close()
+    }
+    val state = new java.util.TreeMap[String, java.lang.Long]
+    state.put("a", java.lang.Long.valueOf(1L))
+    assert(readWithoutApi(JavaBytes.of(state)) == state)
+    val gadget = intercept[IllegalStateException](readWithoutApi(JavaBytes.of(new _root_.gadget.Gadget)))
+    assert(gadget.getMessage.contains("names class gadget.Gadget"), gadget.getMessage)
+    assert(!_root_.gadget.Gadget.built, "the refused class was built")
+  }
+
   test("the JVM's filter API is found by reflection on this JVM") {
     assert(StoredClassFilter.JvmFilterApi.nonEmpty)
   }

@@ -5,6 +5,7 @@ import java.util.Locale
 import org.apache.spark.sql.catalyst.analysis.{UnresolvedAttribute, UnresolvedExtractValue, UnresolvedFunction, UnresolvedHaving,
   UnresolvedStar}
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, Literal, NamedExpression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project, Sort}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, PROJECT}
@@ -52,13 +53,18 @@ object ResolveStreamWindows extends Rule[LogicalPlan] {
   /**
    * `e` with a window field the select list outputs (`SELECT window.start ... ORDER BY window.start`) read
    * from that output column: Spark 3.5 does not add a sort expression to the Aggregate through a HAVING.
+   * Only expressions of the grouped window, never inside an aggregate function (whose arguments are the
+   * Aggregate's input, not its output).
    */
-  private def selected(e: Expression, aggregate: Aggregate): Expression = e.transformDown {
-    case field if field.resolved && !field.isInstanceOf[Attribute] && !field.isInstanceOf[SortOrder] =>
-      aggregate.aggregateExpressions.collectFirst {
-        case a: Alias if a.resolved && a.child.semanticEquals(field) => a.toAttribute
-      }.getOrElse(field)
+  private def selected(e: Expression, aggregate: Aggregate): Expression = e match {
+    case _: AggregateExpression => e
+    case field if field.resolved && !field.isInstanceOf[Attribute] && field.exists(_.isInstanceOf[StreamWindow]) &&
+        outputOf(field, aggregate).isDefined => outputOf(field, aggregate).get
+    case other => other.mapChildren(selected(_, aggregate))
   }
+
+  private def outputOf(field: Expression, aggregate: Aggregate): Option[Attribute] =
+    aggregate.aggregateExpressions.collectFirst { case a: Alias if a.resolved && a.child.semanticEquals(field) => a.toAttribute }
 
   /** The window an Aggregate groups by, when its input has no column named `window` of its own. */
   private def windowNamed(a: Aggregate): Option[StreamWindow] =

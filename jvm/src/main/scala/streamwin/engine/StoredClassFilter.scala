@@ -110,7 +110,8 @@ private[engine] object StoredClassFilter {
     val Allowed: AnyRef = status.getField("ALLOWED").get(null)
     val Undecided: AnyRef = status.getField("UNDECIDED").get(null)
 
-    def jvmWideFilter: AnyRef = config.getMethod("getSerialFilter").invoke(null)
+    private val getSerialFilter = config.getMethod("getSerialFilter")
+    def jvmWideFilter: AnyRef = getSerialFilter.invoke(null)
     def depth(info: AnyRef): Long = depthMethod.invoke(info).asInstanceOf[java.lang.Long]
     def serialClass(info: AnyRef): Class[_] = serialClassMethod.invoke(info).asInstanceOf[Class[_]]
     def check(filter: AnyRef, info: AnyRef): AnyRef = checkInputMethod.invoke(filter, info)
@@ -142,9 +143,10 @@ private[engine] object StoredClassFilter {
 
   /** An object stream that loads classes from the task's class loader (where streamwin.jar is) and filters them. */
   class FilteredInput(bytes: InputStream, filter: StoredClassFilter,
-      classes: java.util.HashMap[String, Class[_]] = new java.util.HashMap[String, Class[_]])
+      classes: java.util.HashMap[String, Class[_]] = new java.util.HashMap[String, Class[_]],
+      filterApi: Option[SerialFilterApi] = JvmFilterApi)
       extends ObjectInputStream(bytes) {
-    JvmFilterApi.foreach(_.install(this, filter))
+    filterApi.foreach(_.install(this, filter))
 
     // streamwin.jar (and a user's split trigger) may only be visible to the task's class loader.
     // Looked up once per task (the codec's map): every key's engine names the same classes.
