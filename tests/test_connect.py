@@ -15,8 +15,8 @@ import pytest
 
 from app_snippets import TUMBLING_STREAM, TUMBLING_STREAM_RESULT
 
-# Slow: CI runs it on the default line only (pytest.ini).
-pytestmark = pytest.mark.default_line
+# Slow: CI runs it on the default line and on Spark 3.5, whose Connect differs most (pytest.ini).
+pytestmark = [pytest.mark.default_line, pytest.mark.connect]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -733,6 +733,34 @@ class EngineSuite extends AnyFunSuite {
       }
     }
   }
+  test("a session's slices carry its hidden aggregates by name, after the user's and before the row count") {
+    val t = AttributeReference("t", LongType)()
+    val columns = streamwin.spec.WindowColumns(t, None, None)
+    val fixed = SessionWindowSpec(5, dynamicGap = false, None)
+    val user = Seq[AggregateFunction](Sum(v), CollectList(v))
+    val functions = user ++ fixed.hiddenFunctions(columns) :+ Count(Literal(1))
+    assert(fixed.hiddenFunctions(columns) == Seq(Min(t), Max(t)))
+    val ev = new AggregateEvaluator(functions, functions.map(_ => None), Seq(v, t))
+    val slots = new streamwin.spec.HiddenSlots(fixed, ev)
+    assert(slots("first_time") == ev.offsetOf(2) && slots("last_time") == ev.offsetOf(3) && slots.rowCount == ev.offsetOf(4))
+    val unknown = intercept[IllegalArgumentException](slots("max_gap")).getMessage
+    assert(unknown.contains("no hidden aggregate 'max_gap'") && unknown.contains("first_time, last_time"), unknown)
+    // Read back through the bounds: a slice of rows at 3 and 9 reaches a gap past 9.
+    val buffer = ev.newBuffer()
+    Seq(9L, 3L).foreach(x => ev.update(buffer, new GenericInternalRow(Array[Any](x, x))))
+    val slice = new Slice
+    slice.time = 0L
+    slice.buffer = buffer
+    fixed.sliceBounds(slots).fill(slice)
+    assert((slice.first, slice.last, slice.reach) == ((3L, 9L, 14L)))
+
+    val g = AttributeReference("g", LongType)()
+    val dynamic = SessionWindowSpec(0, dynamicGap = true, None)
+    assert(dynamic.hiddenFunctions(streamwin.spec.WindowColumns(t, Some(g), None)) == Seq(Max(g)))
+    val short = new AggregateEvaluator(Seq(Count(Literal(1))), Seq(None), Seq(v))
+    assert(intercept[IllegalArgumentException](new streamwin.spec.HiddenSlots(fixed, short)).getMessage.contains("fewer than its hidden ones"))
+  }
+
   test("sliding windows' double sums have the same bits fed slices (batch) or kept rows swept again after each decode (stream)") {
     val d = AttributeReference("d", DoubleType)()
     val fns: Seq[AggregateFunction] = Seq(Sum(d), Average(d), Max(d))

@@ -28,7 +28,7 @@ final class Slice {
 
 /**
  * How a family reads the bounds of a slice from its start and buffer: by default a slice is one
- * instant (its start); sessions read hidden min/max aggregates or the gap (see
+ * instant (its start); sessions read their hidden min/max time or max gap (see
  * [[streamwin.spec.WindowSpec.sliceBounds]]).
  */
 trait SliceBounds extends Serializable {

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, MutableProjection}
 
 import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, Slice}
-import streamwin.spec.WindowSpec
+import streamwin.spec.{HiddenSlots, WindowSpec}
 
 /**
  * Feeds one key's slices to its window operator ([[KeyedWindowOperator.addSlice]]), in slice order:
@@ -19,12 +19,13 @@ import streamwin.spec.WindowSpec
 final class SliceFeeder(spec: WindowSpec, val evaluator: AggregateEvaluator, sliceOrdinal: Int, inOrder: Boolean)
     extends FedRows {
   private val bufferOffset = sliceOrdinal + 1
-  private val rowCountSlot = evaluator.offsetOf(evaluator.functionCount - 1)
+  private val slots = new HiddenSlots(spec, evaluator)
+  private val rowCountSlot = slots.rowCount
   private lazy val readBuffer = MutableProjection.create(
     evaluator.bufferTypes.zipWithIndex.map { case (dt, i) =>
       BoundReference(bufferOffset + i, dt, nullable = true)
     })
-  private val bounds = spec.sliceBounds(evaluator)
+  private val bounds = spec.sliceBounds(slots)
   private val current = new Slice
   current.inOrder = inOrder
   private var sliceStart = 0L

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.types.{CalendarIntervalType, DayTimeIntervalType, LongType, StringType}
 
 import streamwin.catalyst.{GapMicros, SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{AggregateEvaluator, CutSessions, SessionWindows, Slice, SliceBounds, WindowFamily}
+import streamwin.engine.{CutSessions, SessionWindows, Slice, SliceBounds, WindowFamily}
 import streamwin.spec._
 
 /**
@@ -67,11 +67,11 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
     val time = columns.timeOrOrder
     if (policies.replaysRows) GroupByPlan.ReplayRows
     else columns.signal match {
-      case None => GroupByPlan.Slices(SliceStart(time, bucket, 0), Seq(Min(time), Max(time)), preAggregate = true)
+      case None => GroupByPlan.Slices(SliceStart(time, bucket, 0), hiddenFunctions(columns), preAggregate = true)
       case Some(gap) =>
         // Rows without a usable gap open no session: a null slice, skipped and counted.
         GroupByPlan.Slices(If(And(IsNotNull(gap), GreaterThan(gap, Literal(0L))), SliceStart(time, 1, 0), Literal(null, LongType)),
-          Seq(Max(gap)), preAggregate = false)
+          hiddenFunctions(columns), preAggregate = false)
     }
   }
 
@@ -82,18 +82,21 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
   // a late row and a timely one); the others in gap-long buckets, as in batch.
   override def streamSlice(policies: WindowPolicies, columns: WindowColumns): Option[StreamSlices] =
     if (!plain || policies != WindowPolicies.Default) None
-    else Some(StreamSlices(SliceStart(columns.timeOrOrder, 1, 0), Seq(Min(columns.timeOrOrder), Max(columns.timeOrOrder)),
+    else Some(StreamSlices(SliceStart(columns.timeOrOrder, 1, 0), hiddenFunctions(columns),
       settled = Some(SliceStart(columns.timeOrOrder, bucket, 0))))
 
   override def family(policies: WindowPolicies): WindowFamily =
     if (plain) SessionWindows(this, policies.lateness) else CutSessions(this)
 
-  /** The hidden aggregates before the row count: min(time) and max(time) of the slice (fixed gap), or its max(gap). */
-  override def sliceBounds(evaluator: AggregateEvaluator): SliceBounds = {
-    val n = evaluator.functionCount
-    if (dynamicGap) DynamicGapBounds(evaluator.offsetOf(n - 2))
-    else FixedGapBounds(evaluator.offsetOf(n - 3), evaluator.offsetOf(n - 2), gap)
-  }
+  /** A slice's earliest and latest row time (fixed gap), or its largest gap (dynamic gap). */
+  override def hiddenAggregates: Seq[HiddenAggregate] =
+    if (dynamicGap) Seq(HiddenAggregate("max_gap", c => Max(c.signal.getOrElse(
+      throw new IllegalStateException("a session with a dynamic gap reads its gap column")))))
+    else Seq(HiddenAggregate("first_time", c => Min(c.timeOrOrder)), HiddenAggregate("last_time", c => Max(c.timeOrOrder)))
+
+  override def sliceBounds(slots: HiddenSlots): SliceBounds =
+    if (dynamicGap) DynamicGapBounds(slots("max_gap"))
+    else FixedGapBounds(slots("first_time"), slots("last_time"), gap)
 }
 
 /** A slice of one timestamp reaching to its time + its largest gap. */

@@ -4,9 +4,39 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Greater
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 
 import streamwin.catalyst.MicroBatchThreshold
+import streamwin.engine.AggregateEvaluator
 
 /** The columns a window node reads, as attributes of its child (see [[streamwin.catalyst.StreamWindow]]). */
 final case class WindowColumns(timeOrOrder: Attribute, signal: Option[Attribute], arrivalOrder: Option[Attribute])
+
+/**
+ * An aggregate a family computes over each slice besides the user's (sessions: the earliest and latest
+ * row time), declared by name in [[WindowSpec.hiddenAggregates]] and read back by that name through
+ * [[HiddenSlots]], never by position.
+ *
+ * @param build the aggregate over the window's columns
+ */
+final case class HiddenAggregate(name: String, build: WindowColumns => AggregateFunction)
+
+/**
+ * Where a slice's buffer holds each of its family's hidden aggregates ([[WindowSpec.hiddenAggregates]]),
+ * by name. A slice's functions are the user's, then the family's hidden ones, then a row count.
+ */
+final class HiddenSlots(spec: WindowSpec, evaluator: AggregateEvaluator) {
+  private val names = spec.hiddenAggregates.map(_.name)
+  private val firstHidden = evaluator.functionCount - 1 - names.size
+  require(firstHidden >= 0, s"${spec.function}'s slices hold ${evaluator.functionCount} aggregates, fewer than its hidden ones and the row count")
+
+  /** The buffer offset of the hidden aggregate `name`. */
+  def apply(name: String): Int = names.indexOf(name) match {
+    case -1 => throw new IllegalArgumentException(
+      s"${spec.function} declares no hidden aggregate '$name' (it declares ${names.mkString(", ")})")
+    case i => evaluator.offsetOf(firstHidden + i)
+  }
+
+  /** The buffer offset of the row count. */
+  def rowCount: Int = evaluator.offsetOf(evaluator.functionCount - 1)
+}
 
 /**
  * How each key's rows are fed to the window operator.
@@ -47,7 +77,7 @@ object GroupByPlan {
    * fed to the window operator, which combines them into windows (reading them through
    * [[WindowSpec.sliceBounds]]). A null slice skips the row.
    *
-   * @param hidden aggregates the family reads besides the user's (a row count follows them)
+   * @param hidden the family's [[WindowSpec.hiddenFunctions]] (a row count follows them)
    */
   final case class Slices(slice: Expression, hidden: Seq[AggregateFunction], preAggregate: Boolean) extends GroupByPlan
 }

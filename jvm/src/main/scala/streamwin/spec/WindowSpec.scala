@@ -1,11 +1,12 @@
 package streamwin.spec
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.StreamWindow
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, DataBoundary, DataRecord, DataWindows, InMemoryWindowState,
-  KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, DataBoundary, DataRecord, DataWindows,
+  InMemoryWindowState, KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
 
 /**
  * What a window function asked for, validated and normalised, and everything the rest of streamwin
@@ -66,11 +67,19 @@ trait WindowSpec extends Serializable {
   }
 
   /**
-   * How the window operator reads the slices of [[GroupByPlan.Slices]] (families planned so only): by
-   * their start, unless the family reads bounds from the plan's hidden aggregates. The evaluator's
-   * functions are the user's, then the plan's hidden ones, then a row count.
+   * The aggregates over each slice the family reads besides the user's, by name; its slice plans
+   * ([[GroupByPlan.Slices]], [[StreamSlices]]) carry them as [[hiddenFunctions]].
    */
-  def sliceBounds(evaluator: AggregateEvaluator): SliceBounds = SliceBounds.AtStart
+  def hiddenAggregates: Seq[HiddenAggregate] = Nil
+
+  /** [[hiddenAggregates]] over the window's columns, in the order a slice's buffer holds them. */
+  final def hiddenFunctions(columns: WindowColumns): Seq[AggregateFunction] = hiddenAggregates.map(_.build(columns))
+
+  /**
+   * How the window operator reads the slices of [[GroupByPlan.Slices]] (families planned so only): by
+   * their start, unless the family reads bounds from its [[hiddenAggregates]], found by name in `slots`.
+   */
+  def sliceBounds(slots: HiddenSlots): SliceBounds = SliceBounds.AtStart
 
   /** How the engine receives the signal column's values: as Catalyst holds them, unless a family wants them converted. */
   def signalConverter(signalType: DataType): Any => Any = identity
