@@ -16,6 +16,34 @@ import streamwin.spec.WindowPolicies
  * ([[SequenceFamily]]) follow its rows in order_by order.
  */
 trait WindowFamily extends Serializable {
+  /**
+   * Places a row the host fed (its order and signal) and moves the key on as the family's kind does:
+   * event-time families through the operator's progress ([[KeyedWindowOperator.placeTimed]]), sequence
+   * families row by row. True when the row joined a window.
+   */
+  def addRow(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
+
+  /**
+   * Places a pre-aggregated slice (see [[Slice]]; no policies): into the windows holding it, opened
+   * as needed. False when it is in no window or late. Families fed slices in streams (slices not
+   * [[Slice.inOrder]]) place them as they place rows.
+   */
+  def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} windows follow rows, not slices")
+
+  /** The end of the key's input: what is still open goes out. */
+  def endOfInput(op: KeyedWindowOperator): Unit
+
+  /** Windows close when the key's time reaches a deadline (a stream's clock closes them), not by rows alone. */
+  def closesByTime: Boolean
+
+  /** A fresh record for a key: what the family keeps besides its windows ([[WindowState.record]]), or null. */
+  def newRecord(): AnyRef = null
+
+  /** idle_timeout passed: what each window holds goes out as `partial` and is flushed; windows go on. */
+  def flushIdle(op: KeyedWindowOperator): Unit =
+    op.state.windows(Long.MinValue, true, Long.MaxValue, true).toVector.foreach(op.flushPartial)
+
   /** Progress (µs) at which `w` fires: it is output as `final`. Never, for windows closed by rows. */
   def fireAt(w: WindowEntry): Long = Long.MaxValue
 
@@ -82,13 +110,13 @@ trait EventTimeFamily extends WindowFamily {
    */
   def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
 
-  /**
-   * Places a pre-aggregated slice (see [[Slice]]; no policies): into the windows holding it, opened
-   * as needed. False when it is in no window or late. Families fed slices in streams (slices not
-   * [[Slice.inOrder]]) place them as they place rows.
-   */
-  def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean =
-    throw new UnsupportedOperationException(s"${getClass.getSimpleName} windows are not fed slices")
+  override final def addRow(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    op.placeTimed(this, order, signal, row)
+
+  // A batch input is a finished replay: event time runs out and every window fires.
+  override final def endOfInput(op: KeyedWindowOperator): Unit = op.runOutOfTime()
+
+  override final def closesByTime: Boolean = true
 
   override def fireAt(w: WindowEntry): Long
 }

@@ -59,31 +59,33 @@ final class KeyedWindowOperator(
     state.clear()
     heldRows = 0L
     quietSince = 0L
-    family match {
-      case s: SequenceFamily => state.record = s.newRecord()
-      case _ =>
-    }
+    state.record = family.newRecord()
   }
 
-  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = family match {
-    case f: EventTimeFamily =>
-      val eventTime = f.rowTime(order, signal)
-      if (eventTime == null) return false // no event time: skipped
-      val time = eventTime.asInstanceOf[Long]
-      val periodic = policies.passesEmitTime(state.progress, time)
-      val openBefore = if (periodic) openWindows() else Nil
-      lateRow = false
-      val entered = f.place(time, signal, row, this)
-      if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
-      held(heldRows.toInt)
-      if (time > state.progress) state.progress = time
-      settle(flushLate = false)
-      if (periodic) outputEarly(openBefore)
-      entered
-    case f: SequenceFamily =>
-      val member = f.place(order, signal, row, this)
-      held(heldRows.toInt)
-      member
+  override def addRow(order: Any, signal: Any, row: InternalRow): Boolean = family.addRow(order, signal, row, this)
+
+  /** A row of an event-time family: placed at its event time, then the key's progress moves to it, firing what it passed. */
+  private[engine] def placeTimed(f: EventTimeFamily, order: Any, signal: Any, row: InternalRow): Boolean = {
+    val eventTime = f.rowTime(order, signal)
+    if (eventTime == null) return false // no event time: skipped
+    val time = eventTime.asInstanceOf[Long]
+    val periodic = policies.passesEmitTime(state.progress, time)
+    val openBefore = if (periodic) openWindows() else Nil
+    lateRow = false
+    val entered = f.place(time, signal, row, this)
+    if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
+    held(heldRows.toInt)
+    if (time > state.progress) state.progress = time
+    settle(flushLate = false)
+    if (periodic) outputEarly(openBefore)
+    entered
+  }
+
+  /** A row of a sequence family: its windows follow the key's rows. */
+  private[engine] def placeSequenced(f: SequenceFamily, order: Any, signal: Any, row: InternalRow): Boolean = {
+    val member = f.place(order, signal, row, this)
+    held(heldRows.toInt)
+    member
   }
 
   /**
@@ -91,17 +93,15 @@ final class KeyedWindowOperator(
    * the slice's latest row, firing what it passed, as rows do. False when the slice is in no window
    * or late (its rows are then counted as late rows).
    */
-  def addSlice(slice: Slice): Boolean = family match {
-    case f: EventTimeFamily =>
-      lateRow = false
-      val entered = f.placeSlice(slice, this)
-      // Slices exist without policies only: late rows are dropped.
-      if (!entered && lateRow) late += slice.rows
-      held(heldRows.toInt + state.keptSliceCount)
-      if (slice.last > state.progress) state.progress = slice.last
-      settle(flushLate = false)
-      entered
-    case _ => throw new IllegalStateException(s"${family.getClass.getSimpleName} windows follow rows, not slices")
+  def addSlice(slice: Slice): Boolean = {
+    lateRow = false
+    val entered = family.placeSlice(slice, this)
+    // Slices exist without policies only: late rows are dropped.
+    if (!entered && lateRow) late += slice.rows
+    held(heldRows.toInt + state.keptSliceCount)
+    if (slice.last > state.progress) state.progress = slice.last
+    settle(flushLate = false)
+    entered
   }
 
   /**
@@ -132,18 +132,18 @@ final class KeyedWindowOperator(
   }
 
   override def finishKey(): Unit = {
-    family match {
-      case f: SequenceFamily => f.teardown(this)
-      case _ =>
-        // A batch input is a finished replay: event time runs out and every window fires.
-        state.progress = Long.MaxValue
-        settle(flushLate = true)
-    }
+    family.endOfInput(this)
     startKey()
   }
 
+  /** The key's event time runs out: every window fires and late groups go out. */
+  private[engine] def runOutOfTime(): Unit = {
+    state.progress = Long.MaxValue
+    settle(flushLate = true)
+  }
+
   // Windows closed by rows have no deadline, and a key's row count must never be forgotten.
-  override def nextDeadline: Long = if (!family.isInstanceOf[EventTimeFamily]) Long.MaxValue else {
+  override def nextDeadline: Long = if (!family.closesByTime) Long.MaxValue else {
     val windows =
       if (!state.hasWindows) family.releaseAt(state)
       else if (!family.refires) family.fireAt(state.firstWindow)
@@ -175,10 +175,7 @@ final class KeyedWindowOperator(
       flush(group)
       group = state.pollLateGroup()
     }
-    family match {
-      case f: SequenceFamily => f.flushIdle(this)
-      case _ => state.windows(Long.MinValue, true, Long.MaxValue, true).toVector.foreach(flushPartial)
-    }
+    family.flushIdle(this)
   }
 
   /** Outputs what `w` holds (if anything) as `partial` and flushes it, as a count trigger does. */
@@ -187,7 +184,7 @@ final class KeyedWindowOperator(
     flush(w)
   }
 
-  override def forgettable(watermark: Long): Boolean = family.isInstanceOf[EventTimeFamily] &&
+  override def forgettable(watermark: Long): Boolean = family.closesByTime &&
     !state.hasLateGroups && state.progress <= watermark && family.holdsNothing(state)
 
   // ---- what families call while placing a row ----

@@ -15,15 +15,18 @@ import streamwin.spec.{DataWindowSpec, WindowPolicies}
  * windows lives in the state's record ([[WindowState.record]]).
  */
 trait SequenceFamily extends WindowFamily {
-  /** A fresh record for a key. */
-  def newRecord(): AnyRef = null
   /** Places one row; false when it is no window member (a punctuation marker, a delta row without a value). */
   def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean
+
+  override final def addRow(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    op.placeSequenced(this, order, signal, row)
+
   /** The end of the key's input: open windows go out as `partial`. */
   def teardown(op: KeyedWindowOperator): Unit
-  /** idle_timeout passed: what each window holds goes out as `partial` and is flushed; windows go on. */
-  def flushIdle(op: KeyedWindowOperator): Unit =
-    op.state.windows(Long.MinValue, true, Long.MaxValue, true).toVector.foreach(op.flushPartial)
+
+  override final def endOfInput(op: KeyedWindowOperator): Unit = teardown(op)
+
+  override final def closesByTime: Boolean = false
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit = w.contents.emit(w.first, w.last, kind)
 }
