@@ -68,7 +68,8 @@ class ArrivalOrderSpansSuite extends AnyFunSuite {
     spans.add((1, second))
     assert(spans.provesEveryKeyInOrder(2, below))
     // Past the driver's limit every span is dropped, and nothing is proven any more.
-    spans.add((2, Some(Array.fill(ArrivalOrderSpans.MaxSpans)((key(2), ArrivalOrderSpan(0, 0, 1L, 1L))))))
+    val overflowing = (key(2), ArrivalOrderSpan(0, 0, 1L, 1L)) // one key made once: key() generates code
+    spans.add((2, Some(Array.fill(ArrivalOrderSpans.MaxSpans)(overflowing))))
     assert(!spans.provesEveryKeyInOrder(3, below) && spans.value.isEmpty)
     spans.reset()
     assert(spans.isZero)

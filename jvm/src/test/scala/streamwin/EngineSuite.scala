@@ -393,22 +393,24 @@ class EngineSuite extends AnyFunSuite {
           if (select) input :+ window else window +: results, if (select) None else Some((aggregates, aggregates.map(_ => None))))
         // The output's window column is a struct here; render rows generically.
         def wiring() = blueprint.wire(() => InternalRow.empty, r => out += r.toString)
+        val orderType = if (name == "session max") org.apache.spark.sql.types.TimestampType else LongType
         var wired = wiring()
+        var codec = wired.codec(orderType)
         var engine = wired.newEngine()
         val kept = new MapKeyRows
         engine.startKey()
         times.zipWithIndex.foreach { case (time, i) =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            val orderType = if (name == "session max") org.apache.spark.sql.types.TimestampType else LongType
-            wired.codec(orderType).save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+            codec.save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
             // Typed state rows: no Java serialization stream, no class names.
             kept.values("k").foreach { value =>
               val text = new String(value.getBytes, java.nio.charset.StandardCharsets.ISO_8859_1)
               assert(!text.contains("streamwin.") && !text.contains("org.apache") && !text.contains("java.") &&
                 !text.contains("\u00ac\u00ed"), name)
             }
-            wired = wiring() // a new task: new evaluator and callbacks
-            engine = wired.codec(orderType).load(kept.of("k")).get
+            // A new task: new evaluator, callbacks and codec (wiring generates code: not at every row).
+            if (storeEvery > 1) { wired = wiring(); codec = wired.codec(orderType) }
+            engine = codec.load(kept.of("k")).get
           }
           val signal: Any = if (spec.isInstanceOf[CountWindowSpec]) null else time * s
           // (Sessions with a maximum duration take event time as their order.)
@@ -470,15 +472,17 @@ class EngineSuite extends AnyFunSuite {
           out += ((w.getLong(0), w.getLong(1), w.getUTF8String(2).toString, r.getLong(1)))
         })
         var wired = wiring()
+        // A task makes its codec once (it generates code); so does each wiring here.
+        var codec = wired.codec(LongType)
         var engine = wired.newEngine()
         val kept = new MapKeyRows
         engine.startKey()
         (0L until 2345L).foreach { i =>
           if (storeEvery > 0 && i % storeEvery == 0) {
-            wired.codec(LongType).save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
+            codec.save(engine, kept.of("k"), Long.MaxValue, Long.MaxValue)
             // Wired anew as a new task would be, where that is not every few rows (wiring generates code).
-            if (storeEvery >= 400) wired = wiring()
-            engine = wired.codec(LongType).load(kept.of("k")).get
+            if (storeEvery >= 400) { wired = wiring(); codec = wired.codec(LongType) }
+            engine = codec.load(kept.of("k")).get
           }
           engine.addRow(i * 10, null, row(i))
           val orders = engine.asInstanceOf[KeyedWindowOperator].state.record.asInstanceOf[CountRecord].orders.size
