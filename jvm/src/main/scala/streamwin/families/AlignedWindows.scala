@@ -1,9 +1,11 @@
 package streamwin.families
 
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.catalyst.expressions.{CurrentTimestamp, Expression}
 
 import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{AlignedWindows, WindowFamily}
+import streamwin.engine._
 import streamwin.spec._
 
 /**
@@ -152,4 +154,157 @@ object Timer {
       Seq(ingestTime.getOrElse(CurrentTimestamp())),
       policies)
   }
+}
+
+/**
+ * Aligned windows (tumbling, hopping, timer): a row joins every window [start, end) holding it; a
+ * window fires when progress reaches end + lateness (KX: "greater or equal to the window's end time
+ * + allowed lateness"). With `emit_empty`, the empty windows since the key's previous fired window
+ * are output just before a window fires.
+ */
+final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty: Boolean) extends EventTimeFamily {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    EventTimeFamily.placeInFixed(spec.windowStartsHolding(time), spec.size, lateness, row, op)
+
+  /**
+   * A slice of gcd(size, step) is kept once, in the key's kept slices, and opens the windows holding
+   * it that are not open yet (those after the newest open one: slices come in time order); a window
+   * outputs the kept slices of its range.
+   */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    if (spec.inGap(t)) return false
+    if (!slice.inOrder) {
+      // A stream's slices: windows that overlap share them; other windows aggregate their own, as they would rows.
+      return if (spec.overlapping) placeSharedSlice(slice, op)
+      else EventTimeFamily.placeSliceInFixed(spec.windowStartsHolding(t), spec.size, lateness, slice, op)
+    }
+    op.state.keptSlices.keep(t, slice.buffer)
+    // Slices come in time order, so every open window starts at or before t.
+    val newest = op.state.lastWindow
+    val newestStart = if (newest == null) Long.MinValue else newest.start
+    // Only the windows after the newest open one are new: a direct loop, as this runs once per slice.
+    var start = spec.firstStartEndingAfter(t)
+    if (newestStart >= start) start = newestStart + spec.step
+    val last = spec.lastStartAtOrBefore(t)
+    while (start <= last) {
+      op.open(start, start + spec.size, NoContents)
+      start += spec.step
+    }
+    true
+  }
+
+  /**
+   * A stream's slice of overlapping windows ([[SharedSlices]]): kept once, shared by the windows holding
+   * it that are open or not opened yet (opened without contents); late for those already fired. A window
+   * that holds its own buffer (one stored by a version before shared slices) merges the slice into it.
+   */
+  private def placeSharedSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    val t = slice.time
+    // The windows holding t start from `first` to t; those progress passed (the oldest) fired already.
+    var start = spec.firstStartEndingAfter(t)
+    while (start <= t && op.reached(start + spec.size + lateness)) {
+      op.arrivedLate(start, start + spec.size, null)
+      start += spec.step
+    }
+    if (start > t) return false
+    val oldest = op.state.firstWindow
+    if (oldest == null || (oldest.contents eq NoContents)) openMissing(start, t, op)
+    else {
+      // Windows stored with buffers of their own start before every window made of shared slices.
+      var shared = false
+      while (start <= t) {
+        var w = op.state.window(start)
+        if (w == null) w = op.open(start, start + spec.size, NoContents)
+        if (w.contents eq NoContents) shared = true
+        else {
+          w.contents.mergeSlice(slice.buffer)
+          op.enteredSlice(w, slice)
+        }
+        start += spec.step
+      }
+      if (!shared) return true
+    }
+    op.state.sharedSlices.add(t, t + spec.slice, slice.buffer, slice.rows)
+    true
+  }
+
+  /**
+   * Opens the windows starting in [from, to] that are not open, without contents. A key's open windows
+   * are mostly one run of consecutive starts (slices come in time order): then only the windows before
+   * and after the run are looked at.
+   */
+  private def openMissing(from: Long, to: Long, op: KeyedWindowOperator): Unit = {
+    val oldest = op.state.firstWindow
+    val newest = op.state.lastWindow
+    val consecutive = oldest != null && op.state.windowCount == (newest.start - oldest.start) / spec.step + 1
+    var start = from
+    if (oldest == null || consecutive) {
+      val below = if (oldest == null) to else math.min(to, oldest.start - spec.step)
+      while (start <= below) { op.open(start, start + spec.size, NoContents); start += spec.step }
+      if (oldest != null) {
+        start = math.max(from, newest.start + spec.step)
+        while (start <= to) { op.open(start, start + spec.size, NoContents); start += spec.step }
+      }
+    } else {
+      while (start <= to) {
+        if (op.state.window(start) == null) op.open(start, start + spec.size, NoContents)
+        start += spec.step
+      }
+    }
+  }
+
+  /**
+   * A stream read a key's shared slices back: the windows holding them that have not fired are open
+   * (each was opened by the first of its slices, and a slice that came after a window fired is late
+   * for it, so not in it). Slices come by ascending start, so each window is looked at once.
+   */
+  override def sharedSlicesRestored(op: KeyedWindowOperator): Unit = {
+    // Windows stored with buffers of their own were restored before: look each window up only then.
+    val noneOpen = op.state.firstWindow == null
+    var next = Long.MinValue
+    op.state.sharedSlices.entries.foreach { e =>
+      var start = math.max(spec.firstStartEndingAfter(e.start), next)
+      while (start <= e.start && op.reached(start + spec.size + lateness)) start += spec.step
+      while (start <= e.start) {
+        if (noneOpen || op.state.window(start) == null) op.open(start, start + spec.size, NoContents)
+        start += spec.step
+      }
+      next = math.max(next, start)
+    }
+  }
+
+  /** A stored row of a key's state is one of its shared slices when it spans a slice, not a window. */
+  override def storesSharedSlice(start: Long, end: Long): Boolean = spec.overlapping && end - start == spec.slice
+
+  override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
+    if (w.contents ne NoContents) super.output(w, kind, op)
+    else if (op.state.hasSharedSlices) op.contents.output.values(w.start, w.end, kind, op.state.sharedSlices.aggregate(w.start, w.end - 1, spec.size, spec.alignment))
+    else op.contents.output.values(w.start, w.end, kind, op.state.keptSlices.aggregate(w.start, w.end - 1))
+
+  // A stream's shared slices go once no open window holds them.
+  override def afterClose(op: KeyedWindowOperator): Unit = if (op.state.hasSharedSlices) {
+    val first = op.state.firstWindow
+    op.state.sharedSlices.dropBefore(if (first == null) Long.MaxValue else first.start)
+  }
+
+  // A window fed slices was opened by a slice it holds.
+  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
+    (w.contents eq NoContents) || super.outputsWhenFired(w, policies)
+
+  override def fireAt(w: WindowEntry): Long = w.end + lateness
+
+  override def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = if (emitEmpty) {
+    op.state.lastClosedStart.foreach { previous =>
+      var empty = previous + spec.step
+      while (empty < w.start) {
+        op.outputEmpty(empty, empty + spec.size)
+        empty += spec.step
+      }
+    }
+    op.state.lastClosedStart = Some(w.start)
+  }
+
+  // Gap filling remembers the last fired window for as long as the key lives.
+  override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !emitEmpty
 }

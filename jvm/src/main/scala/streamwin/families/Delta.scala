@@ -4,8 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.Cast
 import org.apache.spark.sql.types.{DoubleType, NumericType}
 
 import streamwin.catalyst.{EpochSeconds, SqlWindowFunction}
-import streamwin.engine.{DataBoundary, DataRecord}
-import streamwin.spec.{DataWindowSpec, InputColumn}
+import streamwin.engine.DataRecord
+import streamwin.spec.InputColumn
 
 /**
  * SPL `delta(attribute, threshold)`: when a row's value minus the value of the current window's

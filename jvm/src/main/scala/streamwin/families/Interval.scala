@@ -1,9 +1,10 @@
 package streamwin.families
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 
 import streamwin.catalyst.{SqlWindowFunction, StreamWindow}
-import streamwin.engine.{IntervalPanes, WindowFamily}
+import streamwin.engine._
 import streamwin.spec._
 
 /**
@@ -75,4 +76,19 @@ object Interval {
     val spec = IntervalWindowSpec(duration, period, discardAge, offset, arrivalOrder = order.isDefined)
     StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
+}
+
+/**
+ * SPL timeInterval panes [offset + k·period, … + duration): a pane fires (`final`) when progress
+ * reaches its end; a row that arrives later but before progress reaches end + discard age joins
+ * it, and the pane fires again whole (`update`); after that the pane is gone and rows for it are
+ * late. A row in no pane at all is skipped, not late.
+ */
+final case class IntervalPanes(spec: IntervalWindowSpec) extends EventTimeFamily {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    EventTimeFamily.placeInFixed(spec.paneStartsHolding(time), spec.duration, spec.discardAge, row, op)
+
+  override def fireAt(w: WindowEntry): Long = w.end
+  override def dropAt(w: WindowEntry): Long = w.end + spec.discardAge
+  override def refires: Boolean = true
 }

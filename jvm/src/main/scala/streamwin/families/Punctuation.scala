@@ -1,8 +1,8 @@
 package streamwin.families
 
 import streamwin.catalyst.SqlWindowFunction
-import streamwin.engine.{DataBoundary, DataRecord}
-import streamwin.spec.{DataWindowSpec, InputColumn}
+import streamwin.engine.DataRecord
+import streamwin.spec.InputColumn
 
 /** SPL `punct()`: a row whose marker column is true closes the current window and is no member of any. */
 case object PunctuationWindowSpec extends DataWindowSpec {

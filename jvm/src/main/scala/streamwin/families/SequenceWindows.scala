@@ -1,9 +1,12 @@
 package streamwin.families
 
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.catalyst.expressions.Expression
 
 import streamwin.catalyst.StreamWindow
-import streamwin.spec.{DataWindowSpec, StreamwinErrors, WindowArguments, WindowPolicies}
+import streamwin.engine._
+import streamwin.spec.{SequenceWindowSpec, StreamwinErrors, WindowArguments, WindowPolicies}
 
 /** What the builders of count and data windows share: a required order_by and the same policy rules. */
 private object SequenceWindows {
@@ -32,4 +35,95 @@ private object SequenceWindows {
     val policies = WindowPolicies.parse(a, orderGiven = false, support(endAligned = false))
     StreamWindow(spec(a), Seq(requiredOrder(a), a.positional(signalName)) ++ a.optionValues("partition_by"), policies)
   }
+}
+
+/** What a row does to the open window of a data family. */
+sealed trait DataBoundary
+
+object DataBoundary {
+  /** The row joins the open window. */
+  case object Joins extends DataBoundary
+  /** The row starts the next window: the open one (if it holds rows) is output as `final`, then the row joins the new one. */
+  case object Starts extends DataBoundary
+  /** The row closes the open window (if it holds rows) and is no member of any (a punctuation marker). */
+  case object Closes extends DataBoundary
+  /** The row is no member and changes nothing (a delta row without a value). */
+  case object Skipped extends DataBoundary
+}
+
+/**
+ * Windows whose boundaries come from the data; they never overlap and one is open at a time. Each
+ * row's [[DataBoundary]] comes from the spec (split: a true predicate, or a user's
+ * [[streamwin.api.SplitTrigger]], starts a window; delta: a value more than the threshold above the
+ * oldest member's starts one; punctuation: a marker row closes one and is no member).
+ * The open window at the end of the input is emitted as `partial`.
+ * Policies: `emit_update` outputs the window so far after each row that entered it;
+ * `count_trigger` outputs the rows held as `partial` once they reach N and drops them (the window
+ * goes on); each output's start and end are the first and last order_by value of its rows.
+ */
+final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
+  override def newRecord(): AnyRef = new DataRecord(spec.initialState)
+  override def userClasses: Seq[Class[_]] = spec.userClasses
+
+  override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val r = op.state.record.asInstanceOf[DataRecord]
+    spec.boundary(signal, r) match {
+      case DataBoundary.Joins =>
+        append(order, row, r, op)
+        true
+      case DataBoundary.Starts =>
+        if (r.members > 0) close(WindowKind.Final, r, op)
+        append(order, row, r, op)
+        true
+      case DataBoundary.Closes =>
+        if (r.members > 0) close(WindowKind.Final, r, op)
+        false
+      case DataBoundary.Skipped => false
+    }
+  }
+
+  override def teardown(op: KeyedWindowOperator): Unit = {
+    val r = op.state.record.asInstanceOf[DataRecord]
+    if (r.members > 0) close(WindowKind.Partial, r, op)
+  }
+
+  private def current(op: KeyedWindowOperator): WindowEntry = {
+    val w = op.state.window(0L)
+    if (w != null) w else op.open(0L, 0L, op.contents.buffered())
+  }
+
+  private def append(order: Any, row: InternalRow, r: DataRecord, op: KeyedWindowOperator): Unit = {
+    val w = current(op)
+    if (w.held == 0) w.first = order
+    w.last = order
+    r.members += 1
+    op.enter(w, row)
+  }
+
+  private def close(kind: UTF8String, r: DataRecord, op: KeyedWindowOperator): Unit = {
+    val w = current(op)
+    if (w.held > 0) op.output(w, kind)
+    op.flushRows(w)
+    r.members = 0
+  }
+}
+
+/**
+ * Windows whose boundaries come from the data (split, delta, punctuation): one window is open at a
+ * time, and each row's signal says whether it joins it, starts the next one, or closes it
+ * ([[DataWindows]] applies the rule).
+ */
+trait DataWindowSpec extends SequenceWindowSpec {
+  override def hasSignal: Boolean = true
+
+  /** What a key's record holds before its first row ([[DataRecord.state]]). */
+  def initialState: Any = null
+
+  /** Classes of a user's code the spec runs (a split trigger), whose state a stream may keep. */
+  def userClasses: Seq[Class[_]] = Nil
+
+  /** What a row with `signal` does to the key's open window; may update `record.state`. */
+  def boundary(signal: Any, record: DataRecord): DataBoundary
+
+  override def family(policies: WindowPolicies): WindowFamily = DataWindows(this)
 }

@@ -1,11 +1,14 @@
 package streamwin.families
 
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, Cast, Expression, GreaterThan, If, IsNotNull, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.types.{CalendarIntervalType, DayTimeIntervalType, LongType, StringType}
 
 import streamwin.catalyst.{GapMicros, SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{CutSessions, SessionWindows, Slice, SliceBounds, WindowFamily}
+import streamwin.engine._
 import streamwin.spec._
 
 /**
@@ -156,5 +159,213 @@ object Session {
     val spec = SessionWindowSpec(fixedGap.getOrElse(0L), fixedGap.isEmpty, maxDuration)
     val children = (a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)) ++ order.toSeq
     StreamWindow(spec, children ++ a.optionValues("partition_by"), policies)
+  }
+}
+
+/**
+ * Sessions (fixed gap): a row's own window is [t, t + gap); it joins every open session within a
+ * gap of it (merging them when it bridges two), or opens a session when none is open there and its
+ * own window is not dropped yet; otherwise it is late. A session [first, last + gap) fires when
+ * progress reaches its end + lateness. A session keeps its rows (they are aggregated at each output).
+ */
+final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends EventTimeFamily {
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean =
+    join(time, time + spec.gap, row, op, op.contents.kept())(op.enter(_, row))
+
+  /**
+   * The session of rows at `time` reaching to `reach`: they join every open session within a gap
+   * (merging them), or open one (with `contents`) when none is open there and theirs is not dropped
+   * yet; otherwise they are late (`lateRow` goes to the operator).
+   */
+  private def join(time: Long, reach: Long, lateRow: InternalRow, op: KeyedWindowOperator, contents: => WindowContents)(
+      enter: WindowEntry => Unit): Boolean = {
+    // Open sessions within a gap of the row (Spark's merge rule, as the batch session engine):
+    // starting at or before time + gap and ending at or after time.
+    val touching = new mutable.ArrayBuffer[WindowEntry]
+    val candidates = op.state.windowsDownFrom(reach)
+    var scanning = true
+    while (scanning && candidates.hasNext) {
+      val s = candidates.next()
+      if (s.end >= time) touching += s else scanning = false
+    }
+    if (touching.isEmpty && op.reached(reach + lateness)) {
+      op.arrivedLate(time, reach, lateRow)
+      return false
+    }
+    val session = if (touching.isEmpty) new WindowEntry(time, reach, contents) else touching.last
+    touching.foreach(s => op.state.removeWindow(s.start))
+    touching.iterator.filter(_ ne session).foreach { s =>
+      session.contents.absorb(s.contents)
+      session.held += s.held
+      session.end = math.max(session.end, s.end)
+    }
+    session.start = math.min(session.start, time)
+    session.end = math.max(session.end, reach)
+    op.state.putWindow(session)
+    enter(session)
+    true
+  }
+
+  /**
+   * A slice of rows that surely share a session (a gap-long bucket): in time order, only the latest
+   * session can be within a gap of it. It joins that one, or opens the next. A stream's slices (one
+   * per timestamp, in no order across micro-batches) are placed as their rows would be.
+   */
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    if (!slice.inOrder) {
+      return join(slice.first, slice.reach, null, op, op.contents.buffered()) { session =>
+        session.contents.mergeSlice(slice.buffer)
+        op.enteredSlice(session, slice)
+      }
+    }
+    val latest = op.state.windowsDownFrom(slice.reach)
+    val session = if (latest.hasNext) latest.next() else null
+    if (session != null && session.end >= slice.first) {
+      session.contents.mergeSlice(slice.buffer)
+      session.end = math.max(session.end, slice.reach)
+      op.enteredSlice(session, slice)
+    } else {
+      op.enteredSlice(op.open(slice.first, slice.reach, op.contents.ofSlice(slice.buffer)), slice)
+    }
+    true
+  }
+
+  // Sessions never overlap, so their ends ascend with their starts.
+  override def fireAt(w: WindowEntry): Long = w.end + lateness
+}
+
+/**
+ * Sessions with a maximum duration or a dynamic gap (eKuiper's SESSIONWINDOW cut; see
+ * [[SessionWindowSpec]] for the rules), in event-time order: a row older than the key's progress is
+ * late. Fed rows (each one a slice of one instant, reaching to its time + its gap) or pre-aggregated
+ * slices (gap-long buckets that do not straddle a check time), alike. The key's one open session is
+ * a window; the latest slice is held apart in the key's record, because a cut at or before its first
+ * row moves it into the next session (eKuiper keeps rows at the cut time for the next window).
+ */
+final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
+  // Event-time order is the arrival order; the signal is the dynamic gap. A row without a positive
+  // gap is in no session: skipped, and its time moves nothing (as a null slice in batch).
+  override def rowTime(order: Any, signal: Any): Any = if (gapOf(signal) > 0) order else null
+
+  private def gapOf(signal: Any): Long =
+    if (!spec.dynamicGap) spec.gap else if (signal == null) 0L else signal.asInstanceOf[Long]
+
+  override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
+    val gap = gapOf(signal)
+    if (time < op.state.progress) {
+      op.arrivedLate(time, time + gap, row)
+      return false
+    }
+    val contents = op.contents.buffered()
+    contents.append(row)
+    add(time, time, time + gap, contents, 1L, op)
+    true
+  }
+
+  override def placeSlice(slice: Slice, op: KeyedWindowOperator): Boolean = {
+    add(slice.first, slice.last, slice.reach, op.contents.ofSlice(slice.buffer), slice.rows, op)
+    true
+  }
+
+  override def fireAt(w: WindowEntry): Long = w.end
+
+  // The held-apart slice joins the session when progress closes it.
+  override def beforeFire(w: WindowEntry, op: KeyedWindowOperator): Unit = absorbLatest(w, record(op), op)
+
+  private def record(op: KeyedWindowOperator): CutSessionRecord = op.state.record match {
+    case r: CutSessionRecord => r
+    case _ =>
+      val r = new CutSessionRecord
+      op.state.record = r
+      r
+  }
+
+  private def add(first: Long, last: Long, reach: Long, contents: WindowContents, rows: Long, op: KeyedWindowOperator): Unit = {
+    val r = record(op)
+    val session = op.state.firstWindow
+    if (session == null) {
+      begin(first, first, contents, rows, reach, r, op)
+      return
+    }
+    if (r.latest != null && first == r.latestFirst && last == r.latestFirst) {
+      // More rows of the latest slice's instant (a host feeding rows): they stay in that slice, so a
+      // cut carries them together, and they close nothing.
+      r.latest.absorb(contents)
+      hold(first, r.latest, r.latestRows + rows, reach, session, r, op)
+      return
+    }
+    // The gap closes the session before this slice's first row; a check time is crossed by the
+    // first row after it (eKuiper checks row by row, advancing one period per row).
+    var closeAt = if (first > session.end) session.end else Long.MaxValue
+    var cut = false
+    def check(): Unit = {
+      val d = spec.maxDuration.get
+      if (r.nextCheck - d > r.firstTime && r.nextCheck < closeAt) {
+        closeAt = r.nextCheck
+        cut = true
+      }
+      r.nextCheck += d
+    }
+    if (spec.maxDuration.isDefined) {
+      val firstCrosses = first > r.nextCheck
+      if ((if (closeAt == Long.MaxValue) last else first) > r.nextCheck) check()
+      // A slice starts at most one period after the check time, so a later row of it can cross one
+      // more check time (only when its first row crossed the previous one).
+      if (!cut && closeAt == Long.MaxValue && firstCrosses && last > r.nextCheck) check()
+    }
+    if (closeAt == Long.MaxValue) {
+      absorbLatest(session, r, op)
+      hold(first, contents, rows, reach, session, r, op)
+    } else if (!cut) {
+      close(session, closeAt, r, op, absorb = true)
+      begin(first, first, contents, rows, reach, r, op)
+    } else {
+      val carried = r.latestFirst >= closeAt
+      val (carriedFirst, carriedContents, carriedRows, carriedReach) = (r.latestFirst, r.latest, r.latestRows, r.latestReach)
+      close(session, closeAt, r, op, absorb = !carried)
+      if (carried) {
+        // The rows at or after the cut open the next session; the new slice then goes through the
+        // rules again, within that session.
+        begin(closeAt, carriedFirst, carriedContents, carriedRows, carriedReach, r, op)
+        add(first, last, reach, contents, rows, op)
+      } else {
+        begin(closeAt, first, contents, rows, reach, r, op)
+      }
+    }
+  }
+
+  /** Outputs the session as [start, end) and drops it; the latest slice joins it first unless carried over. */
+  private def close(session: WindowEntry, end: Long, r: CutSessionRecord, op: KeyedWindowOperator, absorb: Boolean): Unit = {
+    if (absorb) absorbLatest(session, r, op)
+    else { r.latest = null; op.keptRowsChanged(-r.latestRows) }
+    session.end = end
+    op.output(session, WindowKind.Final)
+    op.drop(session)
+  }
+
+  /** Opens a session reported as starting at `reported`, whose first row is at `first`, holding the slice apart. */
+  private def begin(reported: Long, first: Long, contents: WindowContents, rows: Long, reach: Long, r: CutSessionRecord,
+      op: KeyedWindowOperator): Unit = {
+    val session = op.open(reported, reach, op.contents.buffered())
+    r.firstTime = first
+    r.nextCheck = if (spec.maxDuration.isDefined) spec.firstCheckAfter(first) else Long.MaxValue
+    r.latest = null
+    hold(first, contents, rows, reach, session, r, op)
+  }
+
+  private def hold(first: Long, contents: WindowContents, rows: Long, reach: Long, session: WindowEntry, r: CutSessionRecord,
+      op: KeyedWindowOperator): Unit = {
+    op.keptRowsChanged(rows - (if (r.latest eq contents) r.latestRows else 0L))
+    r.latestFirst = first
+    r.latestReach = reach
+    r.latest = contents
+    r.latestRows = rows
+    if (reach > session.end) session.end = reach
+  }
+
+  private def absorbLatest(session: WindowEntry, r: CutSessionRecord, op: KeyedWindowOperator): Unit = if (r.latest != null) {
+    session.contents.absorb(r.latest)
+    session.held += r.latestRows // the rows stay counted as held, now by the session
+    r.latest = null
   }
 }

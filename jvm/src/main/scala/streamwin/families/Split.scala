@@ -5,8 +5,8 @@ import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.SqlWindowFunction
-import streamwin.engine.{DataBoundary, DataRecord}
-import streamwin.spec.{DataWindowSpec, InputColumn}
+import streamwin.engine.DataRecord
+import streamwin.spec.InputColumn
 
 /** KX `.qsp.window.global` with a splitting trigger: a new window starts at each row where the predicate holds. */
 case object SplitWindowSpec extends DataWindowSpec {

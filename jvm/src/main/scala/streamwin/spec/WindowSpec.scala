@@ -5,8 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.StreamWindow
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, DataBoundary, DataRecord, DataWindows,
-  InMemoryWindowState, KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
 
 /**
  * What a window function asked for, validated and normalised, and everything the rest of streamwin
@@ -14,9 +13,7 @@ import streamwin.engine.{AggregateEvaluator, ContentsFactory, DataBoundary, Data
  * plan string, how it is planned in batch and fed in streams, and the family the window operator
  * applies. Generic code asks the spec and never matches on a concrete family, so a family is one
  * definition file (under `streamwin.families`) plus its entry in `streamwin.api.functions`.
- *
- * Specs are part of streaming engine state (Java-serialized), so each case class pins its
- * serialVersionUID: methods may be added without breaking checkpoints.
+ * Specs travel to tasks inside plans (Java-serialized with the task); no stream's state holds one.
  */
 trait WindowSpec extends Serializable {
   /** The SQL name of the function that built this spec (for error messages and plan strings). */
@@ -107,24 +104,4 @@ trait SequenceWindowSpec extends WindowSpec {
 
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan = GroupByPlan.ReplayRows
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
-}
-
-/**
- * Windows whose boundaries come from the data (split, delta, punctuation): one window is open at a
- * time, and each row's signal says whether it joins it, starts the next one, or closes it
- * ([[DataWindows]] applies the rule).
- */
-trait DataWindowSpec extends SequenceWindowSpec {
-  override def hasSignal: Boolean = true
-
-  /** What a key's record holds before its first row ([[DataRecord.state]]). */
-  def initialState: Any = null
-
-  /** Classes of a user's code the spec runs (a split trigger), whose state a stream may keep. */
-  def userClasses: Seq[Class[_]] = Nil
-
-  /** What a row with `signal` does to the key's open window; may update `record.state`. */
-  def boundary(signal: Any, record: DataRecord): DataBoundary
-
-  override def family(policies: WindowPolicies): WindowFamily = DataWindows(this)
 }
