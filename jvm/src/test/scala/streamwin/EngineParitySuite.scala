@@ -18,6 +18,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.execution.{EngineFeeder, WindowEngineBlueprint}
+import streamwin.engine.WindowPolicies
 import streamwin.families._
 import streamwin.spec._
 

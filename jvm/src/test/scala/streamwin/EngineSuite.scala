@@ -14,7 +14,6 @@ import org.scalatest.funsuite.AnyFunSuite
 import streamwin.engine._
 import streamwin.execution.EngineWiring
 import streamwin.families.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
-import streamwin.spec.WindowPolicies
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {

@@ -13,10 +13,10 @@ import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine}
+import streamwin.engine.{AggregateEvaluator, KeyedWindowOperator, RowWindowEngine, WindowPolicies}
 import streamwin.execution.{EngineFeeder, RowStore, SliceFeeder, StoredSliceWindows, WindowEngineBlueprint}
 import streamwin.families.{CumulateWindowSpec, SessionWindowSpec, TimeWindowSpec}
-import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
+import streamwin.spec.{WindowColumns, WindowSpec}
 
 /**
  * A stream's time windows and sessions without policies are fed slices pre-aggregated per micro-batch (Spark's

@@ -3,6 +3,7 @@ package streamwin.catalyst
 import org.apache.spark.sql.catalyst.expressions.{Expression, Unevaluable}
 import org.apache.spark.sql.types._
 
+import streamwin.engine.WindowPolicies
 import streamwin.spec._
 
 /**
@@ -18,7 +19,7 @@ import streamwin.spec._
  * @param policies the event-time policies (lateness, late rows, emission, count trigger, empty windows)
  */
 case class StreamWindow(spec: WindowSpec, children: Seq[Expression], policies: WindowPolicies = WindowPolicies.Default)
-    extends Expression with Unevaluable {
+    extends Expression with Unevaluable with WindowCall {
   private def hasSignal: Boolean = spec.hasSignal
   private def leading: Int = 1 + (if (hasSignal) 1 else 0) + (if (policies.arrivalOrder) 1 else 0)
   def timeOrOrder: Expression = children.head

@@ -1,9 +1,8 @@
 package streamwin.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, LeafExpression, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode, FalseLiteral}
-import org.apache.spark.sql.catalyst.expressions.codegen.Block.BlockHelper
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode}
 import org.apache.spark.unsafe.types.CalendarInterval
 import org.apache.spark.sql.types.{DataType, DoubleType, LongType}
 
@@ -20,21 +19,6 @@ case class SliceStart(child: Expression, slice: Long, alignment: Long) extends U
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
     defineCodeGen(ctx, ev, t => s"$t - java.lang.Math.floorMod($t - ${alignment}L, ${slice}L)")
   override protected def withNewChildInternal(newChild: Expression): SliceStart = copy(child = newChild)
-}
-
-/**
- * A threshold (µs) fixed for one micro-batch, read in generated code from the plan's references rather
- * than written into it as a literal: each micro-batch's aggregation then reuses the code Spark compiled
- * for the first.
- */
-case class MicroBatchThreshold(micros: Long) extends LeafExpression {
-  override def dataType: DataType = LongType
-  override def nullable: Boolean = false
-  override def eval(input: InternalRow): Any = micros
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val boxed = ctx.addReferenceObj("microBatchThreshold", java.lang.Long.valueOf(micros), "java.lang.Long")
-    ev.copy(code = code"final long ${ev.value} = $boxed.longValue();", isNull = FalseLiteral)
-  }
 }
 
 /**

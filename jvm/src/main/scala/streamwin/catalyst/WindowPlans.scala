@@ -3,10 +3,12 @@ package streamwin.catalyst
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression, NamedExpression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
-import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.SparkContext
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.util.AccumulatorV2
 
-import streamwin.spec.{WindowColumns, WindowPolicies, WindowSpec}
+import streamwin.engine.WindowPolicies
+import streamwin.spec.{WindowColumns, WindowSpec}
 
 /**
  * The row accounting of a window over a stream. Every micro-batch plans the query anew (a new
@@ -34,6 +36,29 @@ final class StreamWindowMetrics(val metrics: Map[String, SQLMetric], val keyProg
     Option(coveredRuns.get(runId)).filter(_ <= batchId).map(_ => math.max(keyProgress.value, watermarkMicros))
 
   override def toString: String = "StreamWindowMetrics"
+}
+
+object StreamWindowMetrics {
+  /** The metrics of a window over a stream, made when the query is analysed (see above). */
+  def create(): StreamWindowMetrics = {
+    val sc = SparkContext.getOrCreate()
+    val keyProgress = new LatestProgress
+    sc.register(keyProgress, "streamwin keys' latest progress")
+    new StreamWindowMetrics(WindowMetrics.create(sc), keyProgress)
+  }
+}
+
+/** The metrics every streamwin operator reports (Spark UI, and `executedPlan.metrics` in tests). */
+object WindowMetrics {
+  def create(sc: SparkContext): Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sc, "number of output rows"),
+    "windowsEmitted" -> SQLMetrics.createMetric(sc, "windows emitted"),
+    "rowsWindowed" -> SQLMetrics.createMetric(sc, "input rows in windows"),
+    "lateRowsDropped" -> SQLMetrics.createMetric(sc, "late rows dropped"),
+    "lateRowsPassedThrough" -> SQLMetrics.createMetric(sc, "late rows passed through (kind late)"),
+    "rowsSkipped" -> SQLMetrics.createMetric(sc, "rows skipped (null time or order, or between windows)"),
+    "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"),
+    "spillSize" -> SQLMetrics.createSizeMetric(sc, "spill size of rows kept by windows"))
 }
 
 /** The latest of the times added (µs), Long.MinValue before any: an accumulator tasks add to. */

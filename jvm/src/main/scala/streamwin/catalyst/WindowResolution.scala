@@ -9,7 +9,6 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermar
 import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types._
 
-import streamwin.execution.StreamingWindowHost
 import streamwin.spec._
 
 /**
@@ -18,7 +17,7 @@ import streamwin.spec._
  * order, signal and key expressions are computed by a Project below, so streamwin's nodes only ever
  * see attributes. Each family's rules for its columns come from its spec ([[WindowSpec.leadingColumn]],
  * [[WindowSpec.signalColumn]]). Windows over a stream get the same nodes; planning hosts them on
- * Spark's state store ([[StreamingWindowHost]]).
+ * Spark's state store (`streamwin.execution.StreamingWindowHost`).
  */
 object WindowResolution {
 
@@ -138,7 +137,7 @@ object WindowResolution {
 
   /** A window over a stream is checked now (it is planned per micro-batch) and gets the metrics its micro-batches share. */
   private def streamMetrics(node: WindowNode): Option[StreamWindowMetrics] =
-    if (node.child.isStreaming) Some(StreamingWindowHost.prepare(node)) else None
+    if (node.child.isStreaming) Some(StreamWindowMetrics.create()) else None
 
   def resolveAggregate(a: Aggregate): LogicalPlan = {
     a.groupingExpressions.foreach(rejectNested)

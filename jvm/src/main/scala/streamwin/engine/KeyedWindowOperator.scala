@@ -5,7 +5,6 @@ import scala.collection.mutable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.WindowPolicies
 
 /**
  * The one window operator of event-time families: per key, in arrival order, it applies the

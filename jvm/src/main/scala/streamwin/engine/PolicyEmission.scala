@@ -2,7 +2,6 @@ package streamwin.engine
 
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.WindowPolicies
 
 /** The one rule, for every family, of what a window outputs right after a row entered it. */
 object PolicyEmission {

@@ -3,7 +3,6 @@ package streamwin.engine
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.spec.WindowPolicies
 
 /**
  * A window family, as the operator needs it (Flink's window assigner and trigger, in this engine's

@@ -8,8 +8,8 @@ import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistrib
 import org.apache.spark.sql.execution.{BinaryExecNode, RDDScanExec, SortExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
-import streamwin.engine.WindowKind
-import streamwin.spec.{WindowPolicies, WindowSpec}
+import streamwin.engine.{WindowKind, WindowPolicies}
+import streamwin.spec.WindowSpec
 
 /**
  * groupBy over tumbling windows with an explicit arrival order (`order_by`, with or without

@@ -6,9 +6,9 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.unsafe.types.UTF8String
 
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag, RowRun,
-  WindowOutput}
-import streamwin.spec.{WindowPolicies, WindowSpec}
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag,
+  RowRun, WindowOutput, WindowPolicies}
+import streamwin.spec.WindowSpec
 
 /**
  * One partition of [[TimeWindowAggregateExec]]: rows clustered by key and sorted by (key, slice

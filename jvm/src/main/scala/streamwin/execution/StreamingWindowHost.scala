@@ -1,7 +1,6 @@
 package streamwin.execution
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.SparkContext
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete, Count}
@@ -12,9 +11,10 @@ import org.apache.spark.sql.streamwin.StreamingInternals.StatefulOperatorStateIn
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.MetadataBuilder
 
-import streamwin.catalyst.{LatestProgress, SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
+import streamwin.catalyst.{SlicePartialAggregate, StreamWindowMetrics, WindowAggregate, WindowAssign, WindowNode,
   WithoutWatermarkMarker}
-import streamwin.spec.{StreamSlices, StreamwinErrors, WindowPolicies, WindowSpec}
+import streamwin.engine.WindowPolicies
+import streamwin.spec.{StreamSlices, StreamwinErrors, WindowSpec}
 
 /**
  * Plans a window over a streaming DataFrame on streamwin's own stateful operator ([[StatefulWindowExec]]),
@@ -57,14 +57,6 @@ object StreamingWindowHost {
     }
   }
 
-  /** What a window over a stream needs when the query is defined: the metrics every micro-batch of its run adds to. */
-  def prepare(node: WindowNode): StreamWindowMetrics = {
-    val sc = SparkContext.getOrCreate()
-    val keyProgress = new LatestProgress
-    sc.register(keyProgress, "streamwin keys' latest progress")
-    new StreamWindowMetrics(WindowMetrics.create(sc), keyProgress)
-  }
-
   /** Windows fed slices: time windows and plain sessions without policies, in a groupBy. */
   private def fedSlices(node: WindowNode): Option[StreamSlices] = node match {
     case agg: WindowAggregate if !agg.spec.followsProcessingTime => agg.spec.streamSlice(agg.policies, agg.columns)
@@ -77,7 +69,7 @@ object StreamingWindowHost {
   /** `node` (a WindowAggregate or WindowAssign over a streaming child, analysed and optimised), on streamwin's operator. */
   def plan(node: WindowNode): Hosted = {
     val r = replayOf(node)
-    val metrics = node.streamMetrics.getOrElse(prepare(node))
+    val metrics = node.streamMetrics.getOrElse(StreamWindowMetrics.create())
     // sw.timer without ingest_time: rows arrive at the micro-batch's time (current_timestamp(),
     // which Spark sets per micro-batch), and processing time closes the windows. With an ingest_time
     // column, that column is the clock, as the event time of the other families.

@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine._
-import streamwin.spec.{WindowPolicies, WindowSpec}
+import streamwin.spec.WindowSpec
 
 /**
  * How to build the per-key engine of one window operator that replays rows (count, data and

@@ -7,6 +7,9 @@ import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.unsafe.types.UTF8String
 
+import streamwin.catalyst.WindowMetrics
+import streamwin.engine.WindowPolicies
+
 /** What every streamwin physical operator shares: its metrics and the window column it produces. */
 trait StreamWindowOperator extends SparkPlan {
   def spec: streamwin.spec.WindowSpec
@@ -16,25 +19,12 @@ trait StreamWindowOperator extends SparkPlan {
     AttributeSet(output.filterNot(a => children.exists(_.outputSet.contains(a))))
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${spec}${policiesString} ${output.map(_.name).mkString("[", ", ", "]")}"
-  private def policiesString: String = productIterator.collectFirst { case p: streamwin.spec.WindowPolicies => p.toString }
+  private def policiesString: String = productIterator.collectFirst { case p: WindowPolicies => p.toString }
     .getOrElse("")
 }
 
 /** A streamwin operator over one child. */
 trait StreamWindowExec extends UnaryExecNode with StreamWindowOperator
-
-/** The metrics every streamwin operator reports (Spark UI, and `executedPlan.metrics` in tests). */
-object WindowMetrics {
-  def create(sc: SparkContext): Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sc, "number of output rows"),
-    "windowsEmitted" -> SQLMetrics.createMetric(sc, "windows emitted"),
-    "rowsWindowed" -> SQLMetrics.createMetric(sc, "input rows in windows"),
-    "lateRowsDropped" -> SQLMetrics.createMetric(sc, "late rows dropped"),
-    "lateRowsPassedThrough" -> SQLMetrics.createMetric(sc, "late rows passed through (kind late)"),
-    "rowsSkipped" -> SQLMetrics.createMetric(sc, "rows skipped (null time or order, or between windows)"),
-    "peakBufferedRows" -> SQLMetrics.createMetric(sc, "peak buffered rows or slices (sum over tasks)"),
-    "spillSize" -> SQLMetrics.createSizeMetric(sc, "spill size of rows kept by windows"))
-}
 
 /**
  * Builds output rows: `key ++ window ++ aggregate values` (groupBy) or `input row ++ window`

@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution}
 import org.apache.spark.sql.execution.SparkPlan
 
-import streamwin.spec.{WindowPolicies, WindowSpec}
+import streamwin.engine.WindowPolicies
+import streamwin.spec.WindowSpec
 
 /**
  * Replays each key's rows through its window operator ([[streamwin.engine.RowWindowEngine]]), in batch:

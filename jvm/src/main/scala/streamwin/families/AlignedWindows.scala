@@ -55,7 +55,7 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
 
   private def gcd(a: Long, b: Long): Long = if (b == 0) a else gcd(b, a % b)
 
-  override def describe(w: StreamWindow): String = s"$function(${w.timeOrOrder}, size=${size}us, step=${step}us, offset=${offset}us" +
+  override def describe(w: WindowCall): String = s"$function(${w.timeOrOrder}, size=${size}us, step=${step}us, offset=${offset}us" +
     s"${w.arrivalOrder.map(o => s", order_by=$o").getOrElse("")}${w.policies})"
 
   override def followsProcessingTime: Boolean = processingTime
@@ -86,7 +86,7 @@ final case class TimeWindowSpec(function: String, size: Long, step: Long, offset
 
 /** What tumbling and hopping windows share: their options, and every policy; `order_by` makes them replay rows in that order. */
 private object EventTimeAligned {
-  val optionNames: Seq[String] = Seq("offset", "order_by", "partition_by") ++ WindowPolicies.optionNames
+  val optionNames: Seq[String] = Seq("offset", "order_by", "partition_by") ++ PolicyOptions.optionNames
 
   /** Like window()'s windowDuration, slideDuration and startTime, these durations may be whole microseconds (SQL). */
   def duration(a: WindowArguments, name: String): Long = a.duration(name, a.positional(name), wholeMicros = true)
@@ -96,7 +96,7 @@ private object EventTimeAligned {
 
   def window(a: WindowArguments, spec: TimeWindowSpec): StreamWindow = {
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, PartialFunction.empty, periodic = true)
+    val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, PartialFunction.empty, periodic = true)
     StreamWindow(spec, (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 }
@@ -137,17 +137,17 @@ object Timer {
     build)
 
   /** Processing-time windows: nothing is late (KX timer has no lateness). */
-  private val support: WindowPolicies.Support = {
+  private val support: PolicyOptions.Support = {
     case "lateness" | "late" =>
       "timer windows follow processing time, where no row is late (KX timer); use sw_tumbling on an event time"
     case "order_by" => "timer windows take rows in the order of ingest_time, their arrival time"
   }
 
   private def build(name: String, args: Seq[Expression]): Expression = {
-    val a = new WindowArguments(name, Seq("period"), Seq("ingest_time", "order_by") ++ WindowPolicies.optionNames,
+    val a = new WindowArguments(name, Seq("period"), Seq("ingest_time", "order_by") ++ PolicyOptions.optionNames,
       Set.empty, args)
     val period = a.duration("period", a.positional("period"))
-    val policies = WindowPolicies.parse(a, orderGiven = false, support)
+    val policies = PolicyOptions.parse(a, orderGiven = false, support)
     // Without an arrival time, the whole input arrived at once: at the query's processing time.
     val ingestTime = a.option("ingest_time")
     StreamWindow(TimeWindowSpec(a.function, period, period, 0L, processingTime = ingestTime.isEmpty),

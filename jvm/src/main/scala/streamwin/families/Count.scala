@@ -24,7 +24,7 @@ final case class CountWindowSpec(size: Long, step: Long, alignEnd: Boolean = fal
   /** True when the windows never overlap, so one running aggregate suffices. */
   def disjoint: Boolean = step == size
 
-  override def describe(w: StreamWindow): String =
+  override def describe(w: WindowCall): String =
     s"$function($size, step=$step, align=${if (alignEnd) "end" else "start"}, order_by=${w.timeOrOrder}${w.policies})"
 
   override def family(policies: WindowPolicies): WindowFamily =
@@ -41,7 +41,7 @@ object Count {
 
   private def build(name: String, args: Seq[Expression]): Expression = {
     val a = new WindowArguments(name, Seq("size"), Seq("step", "align", "order_by", "partition_by") ++
-      WindowPolicies.optionNames, Set("partition_by"), args)
+      PolicyOptions.optionNames, Set("partition_by"), args)
     val size = a.positiveCount("size", a.positional("size"))
     val step = a.option("step").map(a.positiveCount("step", _)).getOrElse(size)
     val alignEnd = a.option("align").map(a.choice("align", _, Seq("start", "end"))).contains("end")
@@ -49,7 +49,7 @@ object Count {
       throw StreamwinErrors.invalidArgument(a.function, "step",
         s"must not exceed size ($step > $size): count windows cover every row (Quix and eKuiper rule)")
     }
-    val policies = WindowPolicies.parse(a, orderGiven = false, SequenceWindows.support(endAligned = alignEnd))
+    val policies = PolicyOptions.parse(a, orderGiven = false, SequenceWindows.support(endAligned = alignEnd))
     StreamWindow(CountWindowSpec(size, step, alignEnd), SequenceWindows.requiredOrder(a) +: a.optionValues("partition_by"),
       policies)
   }

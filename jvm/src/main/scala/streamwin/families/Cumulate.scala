@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, NoContents, Slice, WindowEntry, WindowFamily}
+import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, NoContents, Slice, WindowEntry, WindowFamily, WindowPolicies}
 import streamwin.spec._
 
 /**
@@ -41,7 +41,7 @@ final case class CumulateWindowSpec(size: Long, step: Long, offset: Long) extend
   def endsHolding(t: Long): Iterator[Long] =
     Iterator.iterate(firstEndHolding(t))(_ + step).takeWhile(_ <= periodStart(t) + size)
 
-  override def describe(w: StreamWindow): String =
+  override def describe(w: WindowCall): String =
     s"$function(${w.timeOrOrder}, size=${size}us, step=${step}us, offset=${offset}us" +
       s"${w.arrivalOrder.map(o => s", order_by=$o").getOrElse("")}${w.policies})"
 
@@ -171,13 +171,13 @@ object Cumulate {
     "_FUNC_(time, size, step[, 'offset', offset]) - Cumulative event-time windows (Flink CUMULATE): periods [offset + k*size, + size), each output at every step as [period start, period start + j*step) once it holds a row.",
     "SELECT k, _FUNC_(ts, '1 day', '1 hour') AS window, sum(v) FROM t GROUP BY k, _FUNC_(ts, '1 day', '1 hour');")(build)
 
-  private val support: WindowPolicies.Support = {
+  private val support: PolicyOptions.Support = {
     case "emit_empty" => "only cumulative windows holding rows are output (Flink CUMULATE)"
   }
 
   private def build(name: String, args: Seq[Expression]): Expression = {
     val a = new WindowArguments(name, Seq("time", "size", "step"),
-      Seq("offset", "order_by", "partition_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
+      Seq("offset", "order_by", "partition_by") ++ PolicyOptions.optionNames, Set("partition_by"), args)
     val size = a.duration("size", a.positional("size"))
     val step = a.duration("step", a.positional("step"))
     if (size % step != 0) {
@@ -186,7 +186,7 @@ object Cumulate {
     }
     val offset = a.option("offset").map(a.duration("offset", _, allowZero = true, allowNegative = true)).getOrElse(0L)
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support, periodic = true)
+    val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, support, periodic = true)
     StreamWindow(CumulateWindowSpec(size, step, offset), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"),
       policies)
   }

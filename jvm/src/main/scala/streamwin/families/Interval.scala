@@ -34,7 +34,7 @@ final case class IntervalWindowSpec(duration: Long, period: Long, discardAge: Lo
     Iterator.iterate(first)(_ + period).takeWhile(_ <= last).filter(s => t < s + duration)
   }
 
-  override def describe(w: StreamWindow): String =
+  override def describe(w: WindowCall): String =
     s"$function(${w.timeOrOrder}, duration=${duration}us, period=${period}us, discard_age=${discardAge}us, " +
       s"offset=${offset}us, order_by=${w.signal.getOrElse(w.timeOrOrder)})"
 
@@ -56,7 +56,7 @@ object Interval {
     build)
 
   /** discard_age is its lateness; late re-triggers are its update emission. */
-  private val support: WindowPolicies.Support = {
+  private val support: PolicyOptions.Support = {
     case "lateness" => "use discard_age: SPL keeps a pane open for late rows until its end + discard_age"
     case "count_trigger" =>
       "SPL timeInterval re-emits a pane whole for late rows, which a count trigger would have split"
@@ -65,9 +65,9 @@ object Interval {
 
   private def build(name: String, args: Seq[Expression]): Expression = {
     val a = new WindowArguments(name, Seq("time", "duration"),
-      Seq("creation_period", "discard_age", "offset", "order_by", "partition_by") ++ WindowPolicies.optionNames,
+      Seq("creation_period", "discard_age", "offset", "order_by", "partition_by") ++ PolicyOptions.optionNames,
       Set("partition_by"), args)
-    val policies = WindowPolicies.parse(a, orderGiven = false, support)
+    val policies = PolicyOptions.parse(a, orderGiven = false, support)
     val duration = a.duration("duration", a.positional("duration"))
     val period = a.option("creation_period").map(a.duration("creation_period", _)).getOrElse(duration)
     val discardAge = a.option("discard_age").map(a.duration("discard_age", _, allowZero = true)).getOrElse(0L)

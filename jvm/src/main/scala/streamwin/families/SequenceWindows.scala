@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 
 import streamwin.catalyst.StreamWindow
 import streamwin.engine._
-import streamwin.spec.{SequenceWindowSpec, StreamwinErrors, WindowArguments, WindowPolicies}
+import streamwin.spec.{PolicyOptions, SequenceWindowSpec, StreamwinErrors, WindowArguments}
 
 /** What the builders of count and data windows share: a required order_by and the same policy rules. */
 private object SequenceWindows {
@@ -15,7 +15,7 @@ private object SequenceWindows {
       "where no row is late"
 
   /** Count and data windows: update emission and count triggers; no event time, no empty windows. */
-  def support(endAligned: Boolean): WindowPolicies.Support = {
+  def support(endAligned: Boolean): PolicyOptions.Support = {
     case "lateness" | "late" => eventTimeOnly
     case "emit_empty" => "applies to time windows; a count or data window always holds rows"
     case "emit" | "count_trigger" if endAligned =>
@@ -31,8 +31,8 @@ private object SequenceWindows {
   def dataWindow(signalName: String, extraPositional: Seq[String])(spec: WindowArguments => DataWindowSpec)(
       function: String, args: Seq[Expression]): Expression = {
     val a = new WindowArguments(function, signalName +: extraPositional,
-      Seq("order_by", "partition_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
-    val policies = WindowPolicies.parse(a, orderGiven = false, support(endAligned = false))
+      Seq("order_by", "partition_by") ++ PolicyOptions.optionNames, Set("partition_by"), args)
+    val policies = PolicyOptions.parse(a, orderGiven = false, support(endAligned = false))
     StreamWindow(spec(a), Seq(requiredOrder(a), a.positional(signalName)) ++ a.optionValues("partition_by"), policies)
   }
 }

@@ -58,7 +58,7 @@ final case class SessionWindowSpec(gap: Long, dynamicGap: Boolean, maxDuration: 
     t - Math.floorMod(t, d) + d
   }
 
-  override def describe(w: StreamWindow): String =
+  override def describe(w: WindowCall): String =
     s"$function(${w.timeOrOrder}, gap=${if (dynamicGap) w.signal.get else s"${gap}us"}, max_duration=${maxDuration.map(d => s"${d}us").getOrElse("none")})"
 
   // Cut and dynamic-gap sessions follow event-time order only; their signal is the dynamic gap.
@@ -128,7 +128,7 @@ object Session {
     build)
 
   /** Sessions are never empty; the eKuiper max-duration cut and dynamic gaps follow the slice path only. */
-  private def support(plain: Boolean): WindowPolicies.Support = {
+  private def support(plain: Boolean): PolicyOptions.Support = {
     case "emit_empty" => "a session always holds rows"
     case name if !plain && name != "order_by" =>
       "not available with max_duration or a dynamic gap (eKuiper's cut checks need rows in event-time order)"
@@ -138,7 +138,7 @@ object Session {
 
   private def build(name: String, args: Seq[Expression]): Expression = {
     val a = new WindowArguments(name, Seq("time", "gap"),
-      Seq("max_duration", "partition_by", "order_by") ++ WindowPolicies.optionNames, Set("partition_by"), args)
+      Seq("max_duration", "partition_by", "order_by") ++ PolicyOptions.optionNames, Set("partition_by"), args)
     val gapArg = a.positional("gap")
     // A literal is a fixed gap; any other expression is a per-row (dynamic) gap, as in session_window.
     val fixedGap = gapArg match {
@@ -154,7 +154,7 @@ object Session {
       case _ =>
     }
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined,
+    val policies = PolicyOptions.parse(a, orderGiven = order.isDefined,
       support(plain = fixedGap.isDefined && maxDuration.isEmpty), periodic = true)
     val spec = SessionWindowSpec(fixedGap.getOrElse(0L), fixedGap.isEmpty, maxDuration)
     val children = (a.positional("time") +: (if (fixedGap.isEmpty) Seq(gapArg) else Nil)) ++ order.toSeq

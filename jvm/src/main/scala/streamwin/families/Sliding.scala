@@ -21,7 +21,7 @@ final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
   require(size > 0, "size must be positive")
   override def function: String = Sliding.sql.name
 
-  override def describe(w: StreamWindow): String = s"$function(${w.timeOrOrder}, size=${size}us)"
+  override def describe(w: WindowCall): String = s"$function(${w.timeOrOrder}, size=${size}us)"
 
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
     if (policies.replaysRows) GroupByPlan.ReplayRows
@@ -39,16 +39,16 @@ object Sliding {
     "SELECT k, _FUNC_(ts, '1 hour') AS window, avg(temp) FROM t GROUP BY k, _FUNC_(ts, '1 hour');")(build)
 
   /** Overlapping windows, one per event time, never empty. */
-  private val support: WindowPolicies.Support = {
+  private val support: PolicyOptions.Support = {
     case "count_trigger" => "sliding windows overlap and share their rows, so a window's rows cannot be flushed alone"
     case "emit_empty" => "a sliding window exists only at an event time, so it is never empty"
   }
 
   private def build(name: String, args: Seq[Expression]): Expression = {
-    val a = new WindowArguments(name, Seq("time", "size"), Seq("partition_by", "order_by") ++ WindowPolicies.optionNames,
+    val a = new WindowArguments(name, Seq("time", "size"), Seq("partition_by", "order_by") ++ PolicyOptions.optionNames,
       Set("partition_by"), args)
     val order = a.option("order_by")
-    val policies = WindowPolicies.parse(a, orderGiven = order.isDefined, support)
+    val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, support)
     val size = a.duration("size", a.positional("size"))
     StreamWindow(SlidingWindowSpec(size), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }

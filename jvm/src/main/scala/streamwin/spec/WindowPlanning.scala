@@ -1,9 +1,12 @@
 package streamwin.spec
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GreaterThanOrEqual, Greatest, If}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GreaterThanOrEqual, Greatest, If, LeafExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block.BlockHelper
+import org.apache.spark.sql.types.{DataType, LongType}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 
-import streamwin.catalyst.MicroBatchThreshold
 import streamwin.engine.AggregateEvaluator
 
 /** The columns a window node reads, as attributes of its child (see [[streamwin.catalyst.StreamWindow]]). */
@@ -103,6 +106,21 @@ final case class StreamSlices(slice: Expression, hidden: Seq[AggregateFunction],
       val threshold = MicroBatchThreshold(b)
       If(GreaterThanOrEqual(slice, threshold), Greatest(Seq(coarse, threshold)), slice)
     case _ => slice
+  }
+}
+
+/**
+ * A threshold (µs) fixed for one micro-batch, read in generated code from the plan's references rather
+ * than written into it as a literal: each micro-batch's aggregation then reuses the code Spark compiled
+ * for the first.
+ */
+case class MicroBatchThreshold(micros: Long) extends LeafExpression {
+  override def dataType: DataType = LongType
+  override def nullable: Boolean = false
+  override def eval(input: InternalRow): Any = micros
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val boxed = ctx.addReferenceObj("microBatchThreshold", java.lang.Long.valueOf(micros), "java.lang.Long")
+    ev.copy(code = code"final long ${ev.value} = $boxed.longValue();", isNull = FalseLiteral)
   }
 }
 

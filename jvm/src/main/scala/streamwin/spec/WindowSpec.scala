@@ -1,11 +1,12 @@
 package streamwin.spec
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.types.DataType
 
-import streamwin.catalyst.StreamWindow
-import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowWindowEngine, SliceBounds, WindowFamily}
+import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator,
+  RowWindowEngine, SliceBounds, WindowFamily, WindowPolicies}
 
 /**
  * What a window function asked for, validated and normalised, and everything the rest of streamwin
@@ -26,7 +27,7 @@ trait WindowSpec extends Serializable {
   def signalColumn: Option[InputColumn] = None
 
   /** The window column as plans show it (`StreamWindow.toString`). */
-  def describe(window: StreamWindow): String
+  def describe(window: WindowCall): String
 
   /** True when the windows follow the query's processing time: on a stream, Spark's clock closes them. */
   def followsProcessingTime: Boolean = false
@@ -82,6 +83,17 @@ trait WindowSpec extends Serializable {
   def signalConverter(signalType: DataType): Any => Any = identity
 }
 
+/** A window function's call as its plan string shows it (a [[streamwin.catalyst.StreamWindow]]). */
+trait WindowCall {
+  /** The event time, or the `order_by` of count and data windows. */
+  def timeOrOrder: Expression
+  /** The signal column, when the spec has one ([[WindowSpec.hasSignal]]). */
+  def signal: Option[Expression]
+  /** The explicit arrival order of a time window (`order_by`), if any. */
+  def arrivalOrder: Option[Expression]
+  def policies: WindowPolicies
+}
+
 /** A family of windows placed by each row's event time. */
 trait EventTimeWindowSpec extends WindowSpec {
   /** Rows arrive in their `order_by` order, or in event-time order, where rows of equal time are interchangeable. */
@@ -97,7 +109,7 @@ trait EventTimeWindowSpec extends WindowSpec {
 trait SequenceWindowSpec extends WindowSpec {
   override def leadingColumn: InputColumn = InputColumn.Order
 
-  override def describe(w: StreamWindow): String = s"${this}(${w.signal.getOrElse("")}, order_by=${w.timeOrOrder}${w.policies})"
+  override def describe(w: WindowCall): String = s"${this}(${w.signal.getOrElse("")}, order_by=${w.timeOrOrder}${w.policies})"
 
   override def replay(columns: WindowColumns): RowReplay =
     RowReplay(order = columns.timeOrOrder, signal = columns.signal, tiesAllowed = false, eventTime = None)
