@@ -313,7 +313,7 @@ OPTION_SAMPLES = {
     "offset": "'1 second'", "order_by": "seq", "partition_by": "k", "lateness": "'1 second'", "late": "'passthrough'",
     "emit": "'update'", "count_trigger": "2", "emit_empty": "true", "emit_every": "'5 seconds'",
     "idle_timeout": "'1 minute'", "step": "1", "align": "'end'", "max_duration": "'1 hour'",
-    "creation_period": "'5 seconds'", "discard_age": "'5 seconds'", "ingest_time": "arrived",
+    "creation_period": "'5 seconds'", "discard_age": "'5 seconds'", "ingest_time": "arrived", "delay": "'2 seconds'",
 }
 
 

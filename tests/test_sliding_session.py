@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
@@ -67,7 +68,8 @@ def test_sliding_rows_with_equal_timestamps_share_one_window(spark):
         (-5, 0, [1]), (0, 5, [1, 2, 3]), (4, 9, [2, 3, 4])]
 
 
-def model_sliding(rows, size):
+def model_sliding(rows, size, delay=0):
+    """eKuiper's sliding windows: [t - size, t] per event time t, or [t - size, t + delay) with a delay."""
     by_key = defaultdict(list)
     for k, t, v in rows:
         if t is not None:
@@ -75,7 +77,8 @@ def model_sliding(rows, size):
     out = {}
     for k, items in by_key.items():
         for t in {t for t, _ in items}:
-            out[(k, t - size, t, "final")] = sorted(v for u, v in items if t - size <= u <= t)
+            holds = (lambda u: t - size <= u <= t) if delay == 0 else (lambda u: t - size <= u < t + delay)
+            out[(k, t - size, t + delay, "final")] = sorted(v for u, v in items if holds(u))
     return out
 
 
@@ -95,6 +98,65 @@ def test_sliding_matches_model_and_select_agrees(spark, rows, size, n):
     for r in tagged.collect():
         members[(r.k, secs(r.window.start), secs(r.window.end), r.window.kind)].append(r.v)
     assert {key: sorted(vs) for key, vs in members.items()} == expected
+
+
+def test_sliding_delay_takes_the_rows_up_to_delay_after_the_event(spark):
+    # eKuiper SLIDINGWINDOW(ss, 5, 2): the window of t holds [t - 5, t + 2): t - 5 is in, t + 2 is out,
+    # and window.end is t + 2. Without a delay both ends are in.
+    df = spark.sql("SELECT timestamp_seconds(s) AS ts, v FROM VALUES (0, 1), (5, 2), (7, 3), (8, 4) AS t(s, v)")
+    out = df.groupBy(sw.sliding("ts", "5 seconds", delay="2 seconds")).agg(F.sort_array(F.collect_list("v")).alias("vs"))
+    assert [(secs(r.window.start), secs(r.window.end), r.vs) for r in out.orderBy("window").collect()] == [
+        (-5, 2, [1]), (0, 7, [1, 2]), (2, 9, [2, 3, 4]), (3, 10, [2, 3, 4])]
+    # A zero size with a delay: what follows each event, from the event on (eKuiper SLIDINGWINDOW(ss, 0, 10)).
+    ahead = df.groupBy(sw.sliding("ts", "0 seconds", delay="3 seconds")).agg(F.sort_array(F.collect_list("v")).alias("vs"))
+    assert [(secs(r.window.start), secs(r.window.end), r.vs) for r in ahead.orderBy("window").collect()] == [
+        (0, 3, [1]), (5, 8, [2, 3]), (7, 10, [3, 4]), (8, 11, [4])]
+
+
+@given(rows=rows_strategy, size=st.integers(0, 20), delay=st.integers(1, 15), n=st.integers(1, 4))
+def test_sliding_delay_matches_model_in_groupby_and_select(spark, rows, size, delay, n):
+    df = make_df(spark, rows, n)
+    window = sw.sliding("ts", f"{size} seconds", delay=f"{delay} seconds")
+    grouped = df.groupBy("k", window).agg(F.collect_list("v").alias("vs"), F.sum("v").alias("s"))
+    expected = model_sliding(rows, size, delay)
+    assert summarise(grouped) == expected
+    m = sw.window_metrics(grouped)
+    assert (m["rowsWindowed"], m["rowsSkipped"]) == (sum(t is not None for _, t, _ in rows), sum(t is None for _, t, _ in rows))
+    tagged = df.select("k", "v", sw.sliding("ts", f"{size} seconds", delay=f"{delay} seconds", partition_by="k"))
+    members = defaultdict(list)
+    for r in tagged.collect():
+        members[(r.k, secs(r.window.start), secs(r.window.end), r.window.kind)].append(r.v)
+    assert {key: sorted(vs) for key, vs in members.items()} == expected
+
+
+def test_sliding_delay_with_arrival_order_and_lateness(spark):
+    # Rows in arrival order (order_by). The window of 10 s, [5, 12), fires once progress reaches 12. A
+    # row at 6 arriving after that still joins the open window of 11 s, [6, 13); a row at 3 is in no
+    # open window: late.
+    rows = [(1, 10, 1), (2, 11, 2), (3, 12, 3), (4, 6, 4), (5, 3, 5), (6, 20, 6)]
+    df = spark.createDataFrame([(seq, EPOCH + dt.timedelta(seconds=t), v) for seq, t, v in rows], "seq int, ts timestamp, v int")
+    window = sw.sliding("ts", "5 seconds", delay="2 seconds", order_by="seq", late="passthrough")
+    out = df.groupBy(window).agg(F.sort_array(F.collect_list("v")).alias("vs"))
+    got = sorted((secs(r.window.start), secs(r.window.end), r.window.kind, r.vs) for r in out.collect())
+    assert got == [(-2, 5, "late", [5]), (5, 12, "final", [1, 2]), (6, 13, "final", [1, 2, 3, 4]),
+                   (7, 14, "final", [1, 2, 3]), (15, 22, "final", [6])]
+    m = sw.window_metrics(out)
+    assert (m["rowsWindowed"], m["lateRowsPassedThrough"]) == (5, 1)
+    # Two seconds of lateness keep [5, 12) open until progress reaches 14: the row at 6 joins it too.
+    tolerant = df.groupBy(sw.sliding("ts", "5 seconds", delay="2 seconds", order_by="seq", lateness="2 seconds")).agg(
+        F.sort_array(F.collect_list("v")).alias("vs"))
+    assert sorted((secs(r.window.start), secs(r.window.end), r.vs) for r in tolerant.collect()) == [
+        (5, 12, [1, 2, 4]), (6, 13, [1, 2, 3, 4]), (7, 14, [1, 2, 3]), (15, 22, [6])]
+
+
+def test_sliding_delay_errors_name_the_argument(spark):
+    df = spark.sql("SELECT timestamp_seconds(1) AS ts, 1 AS v")
+    with pytest.raises(Exception, match=r"sw_sliding.*`delay`.*zero or positive"):
+        df.groupBy(sw.sliding("ts", "5 seconds", delay="-1 seconds")).count().collect()
+    with pytest.raises(Exception, match=r"sw_sliding.*`size`.*positive"):
+        df.groupBy(sw.sliding("ts", "0 seconds")).count().collect()
+    with pytest.raises(TypeError, match="argument `delay` must be a duration"):
+        sw.sliding("ts", "5 seconds", delay=5)
 
 
 # ---------------------------------------------------------------- sessions

@@ -139,6 +139,8 @@ TIME_CASES = [
                                                              lateness="4 seconds", late="passthrough")), True),
     ("sliding", _agg(lambda: sw.sliding("ts", "10 seconds")), False),
     ("sliding-order-lateness", _agg(lambda: sw.sliding("ts", "10 seconds", order_by="seq", lateness="5 seconds")), True),
+    ("sliding-delay-order-passthrough", _agg(lambda: sw.sliding("ts", "10 seconds", delay="4 seconds", order_by="seq",
+                                                                  late="passthrough")), True),
     ("session", _agg(lambda: sw.session("ts", "6 seconds")), False),
     ("session-order-passthrough", _agg(lambda: sw.session("ts", "6 seconds", order_by="seq", late="passthrough")), True),
     ("session-max-duration", _agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
@@ -157,6 +159,7 @@ TIME_CASES = [
                                                                   late="passthrough")), True),
     ("select-session", _select(lambda: sw.session("ts", "6 seconds")), False),
     ("select-sliding", _select(lambda: sw.sliding("ts", "10 seconds")), False),
+    ("select-sliding-delay", _select(lambda: sw.sliding("ts", "5 seconds", delay="3 seconds")), False),
     ("select-session-max-duration", _select(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
 ]
 
@@ -259,6 +262,7 @@ def test_sliding_windows_double_sums_in_a_stream_equal_the_batch_to_the_bit(spar
 
 
 WATERMARK_CASES = [c for c in TIME_CASES if c[0] in {"tumbling", "hopping-order-passthrough", "sliding", "session",
+                                                     "sliding-delay-order-passthrough",
                                                      "interval", "tumbling-emit-empty", "select-session",
                                                      "session-max-duration", "session-dynamic-gap"}]
 

@@ -278,6 +278,7 @@ def sliding(
     time: ColumnOrName,
     size: DurationLike,
     *,
+    delay: Optional[DurationLike] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -290,6 +291,12 @@ def sliding(
     ``size``. In ``select``, each row is tagged with every window holding it; ``partition_by``
     names the columns that split the rows into independent streams.
 
+    With ``delay`` (eKuiper ``SLIDINGWINDOW(unit, size, delay)``), the window of ``t`` also takes
+    the rows that come up to ``delay`` after it: it covers ``[t - size, t + delay)`` (the end
+    excluded, as in eKuiper), ``window.end`` is ``t + delay``, and it is output once the key's
+    event time (on a stream, the watermark) reaches ``t + delay``. ``size`` may then be zero: the
+    window of ``t`` holds ``t`` and what follows it.
+
     Example
     -------
     >>> from pyspark.sql import SparkSession, functions as F
@@ -299,8 +306,15 @@ def sliding(
     >>> out = df.groupBy(sw.sliding("ts", "10 seconds")).agg(F.sum("v").alias("total"))
     >>> [(r.window.start.second, r.window.end.second, r.total) for r in out.orderBy("window").collect()]
     [(50, 0, 1), (55, 5, 3), (10, 20, 3)]
+    >>> late = df.groupBy(sw.sliding("ts", "0 seconds", delay="10 seconds")).agg(F.sum("v").alias("total"))
+    >>> [(r.window.start.second, r.window.end.second, r.total) for r in late.orderBy("window").collect()]
+    [(0, 10, 3), (5, 15, 2), (20, 30, 3)]
     """
-    return _window("sw_sliding", [_to_col(time), _duration("size", size)], {"partition_by": partition_by, **policies})
+    return _window(
+        "sw_sliding",
+        [_to_col(time), _duration("size", size)],
+        {"delay": None if delay is None else _duration("delay", delay), "partition_by": partition_by, **policies},
+    )
 
 
 def session(

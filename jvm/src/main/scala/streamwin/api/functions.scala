@@ -82,6 +82,12 @@ object functions {
   /** Per-event sliding windows: one per event time t of a key, covering [t - size, t] (both ends inclusive). */
   def sliding(time: Column, size: String, partitionBy: Column*): Column =
     window("sw_sliding", Seq(time, F.lit(size)), partitionBy.map("partition_by" -> _))
+  /**
+   * Per-event sliding windows that also take the rows up to `delay` after their event (eKuiper
+   * SLIDINGWINDOW(unit, size, delay)): [t - size, t + delay), output once progress reaches t + delay.
+   */
+  def sliding(time: Column, size: String, delay: String, partitionBy: Column*): Column =
+    window("sw_sliding", Seq(time, F.lit(size)), ("delay" -> F.lit(delay)) +: partitionBy.map("partition_by" -> _))
 
   /** Session windows ending `gap` after their last row (Spark's `session_window` rule). */
   def session(time: Column, gap: String, partitionBy: Column*): Column =

@@ -30,9 +30,10 @@ import streamwin.spec.StreamwinErrors
  *  - the window is over the whole stream and the other GROUP BY columns group rows within each window
  *    (eKuiper rule): tumbling and hopping windows are the same for every key, so they group directly;
  *    sliding, session and count windows tag the stream's rows first, then group;
- *  - FILTER rows before they enter windows; WHERE filters rows before time windows, and a count
- *    window's rows after it is formed (the seed: with WHERE a count window's output length varies,
- *    with FILTER it is always the size); incomplete count windows are not output (eKuiper waits);
+ *  - FILTER rows before they enter windows; WHERE filters rows before tumbling, hopping and session
+ *    windows, and a sliding or count window's rows after it is formed (eKuiper keeps WHERE above those;
+ *    the seed: with WHERE a count window's output length varies, with FILTER it is always the size);
+ *    incomplete count windows are not output (eKuiper waits);
  *  - a windowed query without aggregates outputs each window's rows (eKuiper emits the window's list
  *    of rows), tagged with `window`; HAVING then keeps the windows whose aggregate passes;
  *  - with aggregates, a plain column outside GROUP BY is the window's first row's value (eKuiper).
@@ -55,8 +56,10 @@ object EkuiperDialect extends Rule[LogicalPlan] {
     EkuiperFunction("HOPPINGWINDOW", "(unit, size, hop)",
       "Windows of size units starting every hop units, aligned as TUMBLINGWINDOW (sw_hopping).",
       "SELECT count(*) AS c, window_start() FROM demo GROUP BY HOPPINGWINDOW(ss, 4, 2)"),
-    EkuiperFunction("SLIDINGWINDOW", "(unit, size)",
-      "One window per row of the stream at time t, holding the rows of [t - size, t] (sw_sliding).",
+    EkuiperFunction("SLIDINGWINDOW", "(unit, size[, delay])",
+      "One window per row of the stream at time t, holding the rows of [t - size, t] (sw_sliding); with a " +
+        "delay, the rows of [t - size, t + delay), output once the stream reaches t + delay (a zero size then " +
+        "holds what follows t alone).",
       "SELECT count(*) AS c, window_end() FROM demo GROUP BY SLIDINGWINDOW(ss, 2)"),
     EkuiperFunction("SESSIONWINDOW", "(unit, max_duration, timeout)",
       "Sessions of the stream that end timeout units after their last row, cut at aligned multiples of " +
@@ -205,8 +208,8 @@ object EkuiperDialect extends Rule[LogicalPlan] {
 
 /**
  * One eKuiper window call, translated: its `sw_*` call, whether it spans the whole stream (tagged
- * before grouping), whether WHERE applies after it (count windows), and whether incomplete windows
- * are dropped (count windows).
+ * before grouping), whether WHERE applies after it (sliding and count windows), and whether incomplete
+ * windows are dropped (count windows).
  */
 private final case class EkuiperWindow(sql: Expression, wholeStream: Boolean, whereAfter: Boolean, dropsIncomplete: Boolean)
 
@@ -224,12 +227,14 @@ private object EkuiperWindow {
       case other => throw StreamwinErrors.invalidArgument(name, "unit",
         s"must be a time unit written bare, one of dd, hh, mi, ss, ms (any case), got ${other.sql}")
     }
-    def count(i: Int, argument: String): Long = args(i) match {
-      case Literal(v: Int, IntegerType) if v > 0 => v.toLong
-      case Literal(v: Long, LongType) if v > 0 => v
-      case other => throw StreamwinErrors.invalidArgument(name, argument, s"must be a positive integer literal, got ${other.sql}")
+    def count(i: Int, argument: String, allowZero: Boolean = false): Long = args(i) match {
+      case Literal(v: Int, IntegerType) if v > 0 || (allowZero && v == 0) => v.toLong
+      case Literal(v: Long, LongType) if v > 0 || (allowZero && v == 0) => v
+      case other => throw StreamwinErrors.invalidArgument(name, argument,
+        s"must be a ${if (allowZero) "non-negative" else "positive"} integer literal, got ${other.sql}")
     }
-    def duration(i: Int, argument: String): Expression = Literal(s"${count(i, argument)} $unit")
+    def duration(i: Int, argument: String, allowZero: Boolean = false): Expression =
+      Literal(s"${count(i, argument, allowZero)} $unit")
     def time: Expression = {
       val column = conf.getConfString(EkuiperDialect.TimestampConf, "")
       if (column.isEmpty) throw StreamwinErrors.misuse(name,
@@ -253,8 +258,13 @@ private object EkuiperWindow {
         EkuiperWindow(sw("sw_hopping", time +: duration(1, "size") +: duration(2, "hop") +: alignment: _*), false, false,
           false)
       case "SLIDINGWINDOW" =>
-        arity("2", args.size == 2)
-        EkuiperWindow(sw("sw_sliding", time, duration(1, "size")), true, false, false)
+        arity("2 or 3", args.size == 2 || args.size == 3)
+        // A delay of 0 is none; a size of 0 takes only what follows each row, so it needs a delay.
+        val delay = if (args.size == 3) count(2, "delay", allowZero = true) else 0L
+        val delayOption = if (delay > 0) Seq(Literal("delay"), duration(2, "delay")) else Nil
+        // eKuiper keeps WHERE above a sliding window (as above a count window): it filters each window's rows.
+        EkuiperWindow(sw("sw_sliding", time +: duration(1, "size", allowZero = delay > 0) +: delayOption: _*), true,
+          true, false)
       case "SESSIONWINDOW" =>
         arity("3", args.size == 3)
         EkuiperWindow(sw("sw_session", time, duration(2, "timeout"), Literal("max_duration"), duration(1, "max_duration")),

@@ -13,29 +13,46 @@ import streamwin.spec._
  * event time t of a key, covering [t - size, t] with both ends inclusive. Rows sharing a timestamp
  * share that window (Quix: "every interval has a distinct aggregation"). Microseconds.
  *
- * Planning: a groupBy without policies aggregates one slice per timestamp after the shuffle and
- * feeds the slices to [[SlidingWindows]] (the key's slices in window-long blocks, see
- * [[streamwin.engine.TimestampSlices]]); policies and the select form replay rows through the same family.
+ * With a `delay` (eKuiper `SLIDINGWINDOW(unit, size, delay)`), the window of t also takes the rows
+ * that come up to `delay` after it: it covers [t - size, t + delay), its end is t + delay, and it is
+ * output once the key's progress reaches that end. A zero size then is a window of what follows t
+ * alone (eKuiper's change-data-capture example, `SLIDINGWINDOW(ss, 0, 10)`).
+ *
+ * Planning: a groupBy without policies or delay aggregates one slice per timestamp after the shuffle
+ * and feeds the slices to [[SlidingWindows]] (the key's slices in window-long blocks, see
+ * [[streamwin.engine.TimestampSlices]]); policies, a delay and the select form replay rows through
+ * the same family.
  */
-final case class SlidingWindowSpec(size: Long) extends EventTimeWindowSpec {
-  require(size > 0, "size must be positive")
+final case class SlidingWindowSpec(size: Long, delay: Long = 0L) extends EventTimeWindowSpec {
+  require(size > 0 || (size == 0 && delay > 0), "size must be positive, or zero with a delay")
+  require(delay >= 0, "delay must not be negative")
   override def function: String = Sliding.sql.name
 
-  override def describe(w: WindowCall): String = s"$function(${w.timeOrOrder}, size=${size}us)"
+  override def describe(w: WindowCall): String =
+    s"$function(${w.timeOrOrder}, size=${size}us${if (delay > 0) s", delay=${delay}us" else ""})"
 
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
-    if (policies.replaysRows) GroupByPlan.ReplayRows
+    if (policies.replaysRows || delay > 0) GroupByPlan.ReplayRows
     else GroupByPlan.Slices(SliceStart(columns.timeOrOrder, 1, 0), Nil, preAggregate = false) // one slice per timestamp
 
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
 
   override def family(policies: WindowPolicies): WindowFamily = SlidingWindows(this, policies.lateness, policies.emitUpdate)
+
+  /** The end of the window of event time t: t itself (included), or t + delay (excluded). */
+  def endOf(t: Long): Long = t + delay
+
+  /** The latest row time the window of event time t holds. */
+  def lastHeldBy(t: Long): Long = if (delay == 0) t else t + delay - 1
+
+  /** How far before a row the event times of the windows holding it reach: windows of [time - reachBack, time + size]. */
+  def reachBack: Long = if (delay == 0) 0L else delay - 1
 }
 
 /** `sw_sliding`. */
 object Sliding {
   val sql: SqlWindowFunction = SqlWindowFunction("sw_sliding",
-    "_FUNC_(time, size[, 'partition_by', column ...]) - One window per event time t of a key, covering [t - size, t] with both ends inclusive (eKuiper SLIDINGWINDOW, Quix sliding_window).",
+    "_FUNC_(time, size[, 'delay', delay][, 'partition_by', column ...]) - One window per event time t of a key, covering [t - size, t] with both ends inclusive (eKuiper SLIDINGWINDOW, Quix sliding_window); with a delay, [t - size, t + delay), output once progress reaches t + delay (eKuiper SLIDINGWINDOW(unit, size, delay)).",
     "SELECT k, _FUNC_(ts, '1 hour') AS window, avg(temp) FROM t GROUP BY k, _FUNC_(ts, '1 hour');")(build)
 
   /** Overlapping windows, one per event time, never empty. */
@@ -45,40 +62,41 @@ object Sliding {
   }
 
   private def build(name: String, args: Seq[Expression]): Expression = {
-    val a = new WindowArguments(name, Seq("time", "size"), Seq("partition_by", "order_by") ++ PolicyOptions.optionNames,
+    val a = new WindowArguments(name, Seq("time", "size"), Seq("delay", "partition_by", "order_by") ++ PolicyOptions.optionNames,
       Set("partition_by"), args)
     val order = a.option("order_by")
     val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, support)
-    val size = a.duration("size", a.positional("size"))
-    StreamWindow(SlidingWindowSpec(size), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
+    val delay = a.option("delay").map(a.duration("delay", _, allowZero = true)).getOrElse(0L)
+    // A window of what follows each row alone: only with a delay (eKuiper SLIDINGWINDOW(ss, 0, 10)).
+    val size = a.duration("size", a.positional("size"), allowZero = delay > 0)
+    StreamWindow(SlidingWindowSpec(size, delay), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 }
 
 /**
- * Per-event sliding windows: the window of event time t is [t - size, t], both ends inclusive, and
- * holds every row in that range that arrived before it fired, including rows that arrived before t
- * did. It is opened by the first row at t whose window is not dropped yet, and fires when progress
- * passes t + lateness (a row at exactly the progress still joins it). A row joins its own window and
- * every open later window within size; it is late when none is open. Windows share the key's kept
- * rows (by event time), which stay while an open or future window can hold them; each output reads
- * the rows of its range, so its cost grows with the window's row count.
+ * Per-event sliding windows: the window of event time t is [t - size, t], both ends inclusive (with a
+ * delay: [t - size, t + delay), see [[SlidingWindowSpec]]), and holds every row in that range that
+ * arrived before it fired, including rows that arrived before t did. It is opened by the first row at
+ * t whose window is not dropped yet, and fires when progress passes its last row time + lateness (a
+ * row at exactly the progress still joins it). A row joins its own window and every open window whose
+ * range holds it; it is late when none is open. Windows are keyed by start (t - size) and share the
+ * key's kept rows (by event time), which stay while an open or future window can hold them; each
+ * output reads the rows of its range, so its cost grows with the window's row count.
  */
 final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
-    val ownOpen = !op.reached(time + lateness + 1)
-    // Windows are keyed by start = end - size: open windows ending in (time, time + size].
-    if (!ownOpen && !op.state.windows(time - spec.size, false, time, true).hasNext) {
-      op.arrivedLate(time - spec.size, time, row)
+    val ownStart = time - spec.size
+    val ownOpen = !op.reached(spec.lastHeldBy(time) + lateness + 1)
+    // The windows holding the row are those of event times in [time - reachBack, time + size].
+    def holding = op.state.windows(ownStart - spec.reachBack, true, time, true)
+    if (!ownOpen && !holding.exists(_.start != ownStart)) {
+      op.arrivedLate(ownStart, spec.endOf(time), row)
       return false
     }
     op.state.keepRow(time, row)
     op.keptRowsChanged(1)
-    if (ownOpen && op.state.window(time - spec.size) == null) op.open(time - spec.size, time, NoContents)
-    if (emitUpdate) {
-      // Every open window holding the row: ends in [time, time + size].
-      val holding = op.state.windows(time - spec.size, true, time, true).toVector
-      holding.foreach(op.enter(_, row, append = false))
-    }
+    if (ownOpen && op.state.window(ownStart) == null) op.open(ownStart, spec.endOf(time), NoContents)
+    if (emitUpdate) holding.toVector.foreach(op.enter(_, row, append = false))
     true
   }
 
@@ -89,35 +107,40 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     true
   }
 
-  override def fireAt(w: WindowEntry): Long = w.end + lateness + 1
+  /** The latest row time `w` holds (its end, or just before it with a delay). */
+  private def lastHeld(w: WindowEntry): Long = spec.lastHeldBy(w.start + spec.size)
+
+  override def fireAt(w: WindowEntry): Long = lastHeld(w) + lateness + 1
 
   override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = true
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
     if (op.state.hasTimestampSlices) {
       op.contents.output.values(w.start, w.end, kind, op.state.timestampSlices(spec.size).aggregate(w.start, w.end))
-    } else op.state.aggregateKeptRows(w.start, w.end) match {
+    } else op.state.aggregateKeptRows(w.start, lastHeld(w)) match {
       case Some(values) => op.contents.output.values(w.start, w.end, kind, values)
-      case None => op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, w.end))
+      case None => op.contents.output.rows(w.start, w.end, kind, op.state.keptRows(w.start, lastHeld(w)))
     }
 
   override def afterClose(op: KeyedWindowOperator): Unit = {
-    // Rows older than every open or future window's range are no longer needed.
+    // Rows older than every open or future window's range are no longer needed: a future window is
+    // that of a row not late yet, whose last row time is at or after progress - lateness.
     val progress = op.state.progress
     val dropped =
       if (progress == Long.MaxValue) op.state.dropKeptBefore(Long.MaxValue)
       else {
         val first = op.state.firstWindow
-        val oldestEnd = math.min(if (first == null) Long.MaxValue else first.end, progress - lateness)
-        if (oldestEnd == Long.MaxValue) 0L else op.state.dropKeptBefore(oldestEnd - spec.size)
+        val futureStart = progress - lateness - spec.reachBack - spec.size
+        op.state.dropKeptBefore(if (first == null) futureStart else math.min(first.start, futureStart))
       }
     op.keptRowsChanged(-dropped)
   }
 
   override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !state.hasKeptRows
 
-  // A later row that is not late (t >= progress - lateness) reads kept rows back to t - size: once
-  // progress passes the newest kept row + lateness + size, afterClose drops them all.
+  // A later row that is not late (its window's last row time >= progress - lateness) reads kept rows
+  // back to its time - size: once progress passes the newest kept row + lateness + reachBack + size,
+  // afterClose drops them all.
   override def releaseAt(state: WindowState): Long =
-    if (!state.hasKeptRows) Long.MaxValue else state.lastKeptTime + lateness + spec.size + 1
+    if (!state.hasKeptRows) Long.MaxValue else state.lastKeptTime + lateness + spec.reachBack + spec.size + 1
 }
