@@ -149,12 +149,27 @@ def test_sliding_delay_with_arrival_order_and_lateness(spark):
         (5, 12, [1, 2, 4]), (6, 13, [1, 2, 3, 4]), (7, 14, [1, 2, 3]), (15, 22, [6])]
 
 
+def test_sliding_delay_with_update_emission(spark):
+    # emit="update": after each row, every window holding it goes out as `update`, with the rows of its
+    # range so far; the window of 1 s, [-4, 3), is `final` once progress reaches 3 (before the row at 3).
+    df = spark.sql("SELECT timestamp_seconds(s) AS ts, s AS v FROM VALUES (1), (2), (3) AS t(s)")
+    out = df.groupBy(sw.sliding("ts", "5 seconds", delay="2 seconds", emit="update")).agg(
+        F.sort_array(F.collect_list("v")).alias("vs"))
+    got = sorted((secs(r.window.start), secs(r.window.end), r.window.kind, tuple(r.vs)) for r in out.collect())
+    assert got == sorted([
+        (-4, 3, "update", (1,)), (-4, 3, "update", (1, 2)), (-3, 4, "update", (1, 2)), (-4, 3, "final", (1, 2)),
+        (-3, 4, "update", (1, 2, 3)), (-2, 5, "update", (1, 2, 3)), (-3, 4, "final", (1, 2, 3)),
+        (-2, 5, "final", (1, 2, 3))])
+
+
 def test_sliding_delay_errors_name_the_argument(spark):
     df = spark.sql("SELECT timestamp_seconds(1) AS ts, 1 AS v")
     with pytest.raises(Exception, match=r"sw_sliding.*`delay`.*zero or positive"):
         df.groupBy(sw.sliding("ts", "5 seconds", delay="-1 seconds")).count().collect()
-    with pytest.raises(Exception, match=r"sw_sliding.*`size`.*positive"):
+    with pytest.raises(Exception, match=r"sw_sliding: argument `size` must be positive, or zero with a delay"):
         df.groupBy(sw.sliding("ts", "0 seconds")).count().collect()
+    with pytest.raises(Exception, match=r"sw_sliding: argument `size` must be zero or positive"):
+        df.groupBy(sw.sliding("ts", "-1 seconds", delay="1 second")).count().collect()
     with pytest.raises(TypeError, match="argument `delay` must be a duration"):
         sw.sliding("ts", "5 seconds", delay=5)
 

@@ -307,6 +307,8 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
         .count().collect(),
         "sw_<function>: argument `<argument>` must be zero or positive": lambda: d.groupBy(
             sw.interval("ts", "10 seconds", discard_age="-1 second")).count().collect(),
+        "sw_sliding: argument `size` must be positive, or zero with a delay": lambda: d.groupBy(
+            sw.sliding("ts", "0 seconds")).count().collect(),
         "sw_count: argument `size` must be a positive whole number of rows": lambda: d.groupBy(
             sw.count(0, order_by="seq")).count().collect(),
         "sw_delta: argument `threshold` must be a number >= 0, got": lambda: d.groupBy(
@@ -394,6 +396,8 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
         "<WINDOW>: takes <n> argument(s)": ekuiper("SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss)"),
         "<WINDOW>: an eKuiper window belongs in GROUP BY": ekuiper(
             "SELECT TUMBLINGWINDOW(ss, 10) FROM trouble_readings"),
+        "SLIDINGWINDOW: argument `delay` must be a non-negative integer literal": ekuiper(
+            "SELECT count(*) FROM trouble_readings GROUP BY SLIDINGWINDOW(ss, 2, -1)"),
         "<WINDOW>: a query groups by one eKuiper window": ekuiper(
             "SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss, 10), HOPPINGWINDOW(ss, 10, 5)"),
         "<WINDOW>: FILTER takes a WHERE clause": ekuiper(

@@ -294,8 +294,8 @@ def sliding(
     With ``delay`` (eKuiper ``SLIDINGWINDOW(unit, size, delay)``), the window of ``t`` also takes
     the rows that come up to ``delay`` after it: it covers ``[t - size, t + delay)`` (the end
     excluded, as in eKuiper), ``window.end`` is ``t + delay``, and it is output once the key's
-    event time (on a stream, the watermark) reaches ``t + delay``. ``size`` may then be zero: the
-    window of ``t`` holds ``t`` and what follows it.
+    event time (on a stream, the watermark) reaches ``t + delay`` (plus ``lateness``, if given).
+    ``size`` may then be zero: the window of ``t`` holds ``t`` and what follows it.
 
     Example
     -------

@@ -68,7 +68,12 @@ object Sliding {
     val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, support)
     val delay = a.option("delay").map(a.duration("delay", _, allowZero = true)).getOrElse(0L)
     // A window of what follows each row alone: only with a delay (eKuiper SLIDINGWINDOW(ss, 0, 10)).
-    val size = a.duration("size", a.positional("size"), allowZero = delay > 0)
+    val sizeArgument = a.positional("size")
+    if (delay == 0 && a.duration("size", sizeArgument, allowZero = true, allowNegative = true) == 0) {
+      throw StreamwinErrors.invalidArgument(name, "size",
+        s"must be positive, or zero with a delay (a window of what follows each row), got ${sizeArgument.sql}")
+    }
+    val size = a.duration("size", sizeArgument, allowZero = delay > 0)
     StreamWindow(SlidingWindowSpec(size, delay), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
   }
 }
