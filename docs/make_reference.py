@@ -10,7 +10,7 @@
   registry (the functions whose class is streamwin's): the arguments the function's own argument check
   prints, the options it accepts and refuses (each tried on the session), its registered description and
   example, and the example's output on a small table; then eKuiper's window functions, from the dialect's
-  catalogue (``streamwin.catalyst.EkuiperDialect.windows``/``bounds``), each example run.
+  catalogue (``streamwin.catalyst.EkuiperDialect.windows``/``bounds``/``conditionFunctions``), each example run.
 - scala.md: the public members of the public types of ``streamwin.api`` in the jar, and of
   ``streamwin.StreamwinExtensions``, read from their sources with their scaladoc; the generator fails when
   the jar's classes (``javap``) and the sources disagree.
@@ -314,6 +314,7 @@ OPTION_SAMPLES = {
     "emit": "'update'", "count_trigger": "2", "emit_empty": "true", "emit_every": "'5 seconds'",
     "idle_timeout": "'1 minute'", "step": "1", "align": "'end'", "max_duration": "'1 hour'",
     "creation_period": "'5 seconds'", "discard_age": "'5 seconds'", "ingest_time": "arrived", "delay": "'2 seconds'",
+    "when": "temp > 18",
 }
 
 
@@ -445,14 +446,15 @@ class EkuiperFunction:
 
 
 def ekuiper_catalogue(spark: Any) -> tuple[list[EkuiperFunction], list[EkuiperFunction], list[tuple[str, str]]]:
-    """The dialect's windows, bound functions and time units, read from the jar."""
+    """The dialect's windows, functions (of the window's bounds, and of a sliding window's condition) and
+    time units, read from the jar."""
     dialect = spark._jvm.streamwin.catalyst.EkuiperDialect
 
     def functions(seq: Any) -> list[EkuiperFunction]:
         return [EkuiperFunction(f.name(), f.arguments(), f.description(), f.example()) for f in _jvm_seq(seq)]
 
     units = [(u._1(), u._2()) for u in _jvm_seq(dialect.timeUnits())]
-    return functions(dialect.windows()), functions(dialect.bounds()), units
+    return functions(dialect.windows()), functions(dialect.bounds()) + functions(dialect.conditionFunctions()), units
 
 
 def _sql_block(query: str, output: str) -> list[str]:

@@ -216,6 +216,71 @@ def test_sliding_window_interval_11_delay_excludes_the_row_at_its_end(event_stre
     assert [values for _, _, values in _by_window(plain, "temp")][:2] == [[27.5], [27.5, 25.5]]
 
 
+def test_window_rule_0_sliding_over_when_after_filter(ekuiper):
+    # TestWindowRule0: FILTER keeps the red rows; of those, only size 1 (at 489252) opens a window, which
+    # takes the red rows of the 5 s before it: [[{size 3, red}, {size 1, red}]].
+    rows = ekuiper.sql('SELECT size, color, ts, window FROM demo GROUP BY SlidingWindow(ss, 5) '
+                       'Filter (where color = "red") Over (when size = 1)').collect()
+    assert [(values, [r.color for r in rows]) for _, _, values in _by_window(rows, "size")] == [([3, 1], ["red", "red"])]
+    assert _by_window(rows, "size")[0][:2] == (1541152484252, 1541152489252)
+
+
+def test_window_rule_4_last_hit_time_in_the_condition(ekuiper):
+    # TestWindowRule4: a row opens a window when more than 1 s passed since the last row that did
+    # (last_hit_time() is 0 before any): 486013, 487632 and 489252, each grouped by color.
+    got = ekuiper.sql("SELECT color, count(*) as c, window_start() AS ws, window_end() AS we FROM demo "
+                      "GROUP BY SlidingWindow(ss, 2) OVER(WHEN ts - last_hit_time() > 1000) , color ORDER BY color").collect()
+    by_window = defaultdict(list)
+    for r in got:
+        by_window[(r.ws, r.we)].append((r.color, r.c))
+    assert sorted((we, sorted(groups)) for (ws, we), groups in by_window.items() if we - ws == 2000) == [
+        (1541152486013, [("red", 1)]),
+        (1541152487632, [("blue", 2), ("red", 1)]),
+        (1541152489252, [("blue", 1), ("red", 1), ("yellow", 1)])]
+    assert len(by_window) == 3
+
+
+def test_sliding_delay_over_when(ekuiper):
+    # TestSlidingDelay: SlidingWindow(ss, 5, 1) Over (when size = 2): the window of blue 2 at 487632 is
+    # [482632, 488632): [[3, 6, 2, 4]].
+    rows = ekuiper.sql("SELECT size, color, ts, window FROM demo GROUP BY SlidingWindow(ss, 5, 1) "
+                       "Over (when size = 2)").collect()
+    assert _by_window(rows, "size") == [(1541152482632, 1541152488632, [3, 6, 2, 4])]
+
+
+def test_event_window_rule_4_last_hit_time_in_event_time(event_streams):
+    # TestEventWindowRule4 on demoE, in event-time order (yellow 488442 before red 489252): windows at
+    # 486013, 487632 and 489252 as eKuiper outputs them. The window of yellow 492342 is still open when
+    # eKuiper's test ends; a batch is a finished stream, so it closes too.
+    got = event_streams.sql("SELECT window_start() as ws, color, window_end() as we FROM demoE GROUP BY "
+                            "SlidingWindow(ss, 2) OVER (WHEN ts - last_hit_time() > 1000), color ORDER BY color").collect()
+    assert sorted((r.ws, r.we, r.color) for r in got) == [
+        (1541152484013, 1541152486013, "red"),
+        (1541152485632, 1541152487632, "blue"), (1541152485632, 1541152487632, "red"),
+        (1541152487252, 1541152489252, "blue"), (1541152487252, 1541152489252, "red"),
+        (1541152487252, 1541152489252, "yellow"),
+        (1541152490342, 1541152492342, "yellow")]
+
+
+def test_event_window_condition_10(event_streams):
+    # TestEventWindowCondition10: SlidingWindow(ss, 1) Over (When size = 3) gives [[{color red}]].
+    rows = event_streams.sql("SELECT color, ts, window FROM demoE GROUP BY SlidingWindow(ss, 1) "
+                             "Over (When size = 3)").collect()
+    assert _by_window(rows, "color") == [(1541152485013, 1541152486013, ["red"])]
+
+
+def test_last_hit_count_and_the_condition_text(ekuiper):
+    # last_hit_count(): how many rows matched before this one. Comments, quotes and parentheses in
+    # and around the clause are read past; named parameters work in the condition.
+    got = ekuiper.sql("SELECT collect_list(size) AS sizes, window_end() AS we FROM demo GROUP BY SLIDINGWINDOW(ss, 1) "
+                      "/* a ( comment */ OVER ( -- another )\n WHEN (size > 2 AND color <> ')') "
+                      "AND last_hit_count() < :most)", args={"most": 2}).collect()
+    assert sorted((r.we, r.sizes) for r in got) == [(1541152486013, [3]), (1541152486822, [3, 6])]
+    with pytest.raises(AnalysisException, match=r"positional parameters \(\?\) in both FILTER and OVER"):
+        ekuiper.sql("SELECT count(*) FROM demo GROUP BY SLIDINGWINDOW(ss, 1) FILTER (WHERE size > ?) "
+                    "OVER (WHEN size > ?)", args=[1, 2]).collect()
+
+
 def test_sliding_zero_size_with_delay_collects_what_follows(ekuiper):
     # eKuiper's change-data-capture example: SLIDINGWINDOW(ss, 0, 10), the 10 s after each event.
     got = ekuiper.sql("SELECT count(*) AS c, window_start() AS ws, window_end() AS we FROM demo "
@@ -265,6 +330,15 @@ def test_timestamp_columns_and_the_session_time_zone(ekuiper):
     ("SELECT count(*) FROM demo GROUP BY COUNTWINDOW(3) FILTER size > 2", "COUNTWINDOW: FILTER takes a WHERE clause"),
     ("SELECT count(*) FROM demo GROUP BY tumblingwindow(ss, 1) filter (size > 2)",
      "TUMBLINGWINDOW: FILTER takes a WHERE clause"),
+    ("SELECT count(*) FROM demo GROUP BY TUMBLINGWINDOW(ss, 2) OVER (WHEN size > 2)",
+     r"TUMBLINGWINDOW: OVER \(WHEN condition\) triggers sliding windows only"),
+    ("SELECT count(*) FROM demo GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN  )",
+     r"SLIDINGWINDOW: OVER \(WHEN condition\) needs a condition"),
+    ("SELECT last_hit_time() AS t FROM demo", r"last_hit_time\(\): is only available in the condition of a sliding window"),
+    ("SELECT count(*), last_hit_count() FROM demo GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN size > 2)",
+     r"last_hit_count\(\): is only available in the condition of a sliding window"),
+    ("SELECT count(*) FROM demo GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN size)",
+     r"sw_sliding: argument `when` must be a BOOLEAN condition"),
 ])
 def test_clear_errors_name_the_ekuiper_function(ekuiper, sql, message):
     with pytest.raises(AnalysisException, match=message):
@@ -307,6 +381,9 @@ STREAM_CASES = [
     ("session", "SELECT count(*) AS n, window_start() AS ws, window FROM {} GROUP BY SESSIONWINDOW(ss, 5, 1)"),
     ("hopping bounds", "SELECT ID, count(*) AS n, window_start() AS ws, window_end() AS we, window "
                        "FROM {} GROUP BY ID, HOPPINGWINDOW(ss, 4, 2)"),
+    # The last hit is kept across micro-batches in the stream's state.
+    ("sliding last hit", "SELECT count(*) AS n, window FROM {} GROUP BY SLIDINGWINDOW(ss, 3) "
+                         "OVER (WHEN ts - last_hit_time() > 2500 AND last_hit_count() < 8)"),
 ]
 
 

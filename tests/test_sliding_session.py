@@ -6,7 +6,7 @@ import datetime as dt
 from collections import defaultdict
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
@@ -38,6 +38,14 @@ def summarise(df, with_kind=True):
 
 
 # ---------------------------------------------------------------- sliding
+
+def tagged_members(tagged):
+    """{(k, start s, end s, kind): sorted values} of a select's tagged rows, as `summarise` of a groupBy."""
+    members = defaultdict(list)
+    for r in tagged.collect():
+        members[(r.k, secs(r.window.start), secs(r.window.end), r.window.kind)].append(r.v)
+    return {key: sorted(vs) for key, vs in members.items()}
+
 
 QUIX_TEMPERATURES = [(30, 3600000), (29, 4800000), (28, 4800001), (27, 7200000), (26, 7200001)]
 
@@ -94,10 +102,7 @@ def test_sliding_matches_model_and_select_agrees(spark, rows, size, n):
     m = sw.window_metrics(grouped)
     assert (m["rowsWindowed"], m["rowsSkipped"]) == (sum(t is not None for _, t, _ in rows), sum(t is None for _, t, _ in rows))
     tagged = df.select("k", "v", sw.sliding("ts", f"{size} seconds", partition_by="k"))
-    members = defaultdict(list)
-    for r in tagged.collect():
-        members[(r.k, secs(r.window.start), secs(r.window.end), r.window.kind)].append(r.v)
-    assert {key: sorted(vs) for key, vs in members.items()} == expected
+    assert tagged_members(tagged) == expected
 
 
 def test_sliding_delay_takes_the_rows_up_to_delay_after_the_event(spark):
@@ -123,10 +128,7 @@ def test_sliding_delay_matches_model_in_groupby_and_select(spark, rows, size, de
     m = sw.window_metrics(grouped)
     assert (m["rowsWindowed"], m["rowsSkipped"]) == (sum(t is not None for _, t, _ in rows), sum(t is None for _, t, _ in rows))
     tagged = df.select("k", "v", sw.sliding("ts", f"{size} seconds", delay=f"{delay} seconds", partition_by="k"))
-    members = defaultdict(list)
-    for r in tagged.collect():
-        members[(r.k, secs(r.window.start), secs(r.window.end), r.window.kind)].append(r.v)
-    assert {key: sorted(vs) for key, vs in members.items()} == expected
+    assert tagged_members(tagged) == expected
 
 
 def test_sliding_delay_with_arrival_order_and_lateness(spark):
@@ -172,6 +174,53 @@ def test_sliding_delay_errors_name_the_argument(spark):
         df.groupBy(sw.sliding("ts", "-1 seconds", delay="1 second")).count().collect()
     with pytest.raises(TypeError, match="argument `delay` must be a duration"):
         sw.sliding("ts", "5 seconds", delay=5)
+
+
+def test_sliding_when_collects_around_the_matching_rows(spark):
+    # "Collect one second before and one second after the temperature drops below zero": only the rows
+    # below zero open a window, [t - 1 s, t + 1 s); the others join the windows that reach them.
+    readings = [(0, 5.0), (1, 2.0), (2, -1.0), (3, 1.0), (6, -2.0), (9, 3.0)]
+    df = spark.createDataFrame([(EPOCH + dt.timedelta(seconds=s), t) for s, t in readings], "ts timestamp, temp double")
+    out = df.groupBy(sw.sliding("ts", "1 second", delay="1 second", when=F.col("temp") < 0)).agg(
+        F.collect_list("temp").alias("temps"))
+    assert sorted((secs(r.window.start), secs(r.window.end), r.temps) for r in out.collect()) == [
+        (1, 3, [2.0, -1.0]), (5, 7, [-2.0])]
+    # The same windows tag the rows in a select; rows no window reaches are in no output (as in eKuiper).
+    tagged = df.select("temp", sw.sliding("ts", "1 second", delay="1 second", when=F.col("temp") < 0))
+    assert sorted((secs(r.window.start), r.temp) for r in tagged.collect()) == [(1, -1.0), (1, 2.0), (5, -2.0)]
+    # A null condition is false; a column name works as the condition.
+    flagged = spark.sql("SELECT timestamp_seconds(s) AS ts, s AS v, IF(s = 4, true, IF(s = 2, NULL, false)) AS hot "
+                        "FROM VALUES (1), (2), (4) AS t(s)")
+    assert [(secs(r.window.start), secs(r.window.end), r.n) for r in
+            flagged.groupBy(sw.sliding("ts", "3 seconds", when="hot")).agg(F.count("*").alias("n")).collect()] == [
+        (1, 4, 3)]
+
+
+def model_sliding_when(rows, size, delay, matches):
+    """The windows of the event times where a row matches, each holding every row of its range."""
+    everything = model_sliding(rows, size, delay)
+    opened = {(k, t) for k, t, v in rows if t is not None and matches(v)}
+    return {key: vs for key, vs in everything.items() if (key[0], key[1] + size) in opened}
+
+
+@given(rows=rows_strategy, size=st.integers(0, 20), delay=st.integers(0, 10), n=st.integers(1, 4))
+def test_sliding_when_matches_model_in_groupby_and_select(spark, rows, size, delay, n):
+    assume(size > 0 or delay > 0)
+    df = make_df(spark, rows, n)
+    window = sw.sliding("ts", f"{size} seconds", delay=f"{delay} seconds", when=F.col("v") % 3 == 0)
+    expected = model_sliding_when(rows, size, delay, lambda v: v % 3 == 0)
+    assert summarise(df.groupBy("k", window).agg(F.collect_list("v").alias("vs"))) == expected
+    tagged = df.select("k", "v", sw.sliding("ts", f"{size} seconds", delay=f"{delay} seconds",
+                                            when=F.col("v") % 3 == 0, partition_by="k"))
+    assert tagged_members(tagged) == expected
+
+
+def test_sliding_when_errors_name_the_argument(spark):
+    df = spark.sql("SELECT timestamp_seconds(1) AS ts, 1 AS v, 2 AS seq")
+    with pytest.raises(Exception, match=r"sw_sliding: argument `when` must be a BOOLEAN condition, got INT \(v\)"):
+        df.groupBy(sw.sliding("ts", "5 seconds", when="v")).count().collect()
+    with pytest.raises(Exception, match=r"sw_sliding: argument `order_by` cannot be combined with `when`"):
+        df.groupBy(sw.sliding("ts", "5 seconds", when=F.col("v") > 0, order_by="seq")).count().collect()
 
 
 # ---------------------------------------------------------------- sessions

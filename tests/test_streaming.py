@@ -141,6 +141,8 @@ TIME_CASES = [
     ("sliding-order-lateness", _agg(lambda: sw.sliding("ts", "10 seconds", order_by="seq", lateness="5 seconds")), True),
     ("sliding-delay-order-passthrough", _agg(lambda: sw.sliding("ts", "10 seconds", delay="4 seconds", order_by="seq",
                                                                   late="passthrough")), True),
+    ("sliding-when-delay", _agg(lambda: sw.sliding("ts", "10 seconds", delay="4 seconds", when=F.col("v") % 3 == 0)),
+     False),
     ("session", _agg(lambda: sw.session("ts", "6 seconds")), False),
     ("session-order-passthrough", _agg(lambda: sw.session("ts", "6 seconds", order_by="seq", late="passthrough")), True),
     ("session-max-duration", _agg(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
@@ -160,6 +162,7 @@ TIME_CASES = [
     ("select-session", _select(lambda: sw.session("ts", "6 seconds")), False),
     ("select-sliding", _select(lambda: sw.sliding("ts", "10 seconds")), False),
     ("select-sliding-delay", _select(lambda: sw.sliding("ts", "5 seconds", delay="3 seconds")), False),
+    ("select-sliding-when", _select(lambda: sw.sliding("ts", "5 seconds", when=F.col("v") > 5)), False),
     ("select-session-max-duration", _select(lambda: sw.session("ts", "6 seconds", max_duration="20 seconds")), False),
 ]
 
@@ -262,7 +265,7 @@ def test_sliding_windows_double_sums_in_a_stream_equal_the_batch_to_the_bit(spar
 
 
 WATERMARK_CASES = [c for c in TIME_CASES if c[0] in {"tumbling", "hopping-order-passthrough", "sliding", "session",
-                                                     "sliding-delay-order-passthrough",
+                                                     "sliding-delay-order-passthrough", "sliding-when-delay",
                                                      "interval", "tumbling-emit-empty", "select-session",
                                                      "session-max-duration", "session-dynamic-gap"}]
 
@@ -349,6 +352,23 @@ def test_late_rows_behind_the_watermark_reach_the_engine(spark, tmp_path):
     assert metrics["rowsWindowed"] == 3 and metrics["lateRowsPassedThrough"] == 1
     assert metrics["lateRowsDropped"] == 0 and metrics["rowsSkipped"] == 0
     assert metrics["numOutputRows"] == len(result) and metrics["windowsEmitted"] == len(result)
+
+
+def test_sliding_when_late_rows_in_a_stream(spark, tmp_path):
+    # Only v = 3 and v = 6 open a window. The window of 10 s, [5, 10], fires when the row at 12 s arrives;
+    # the row at 5 s, a micro-batch later, is behind it and in no open window: late, passed through under
+    # its own time's window [0, 5]. The row at 11 s, behind progress (13 s) too, opens none but joins the
+    # window of 13 s, [8, 13], still open.
+    rows = [("a", 10, 0, 3, False), ("a", 12, 1, 1, False), ("a", 5, 2, 1, False), ("a", 13, 3, 6, False),
+            ("a", 11, 4, 2, False), ("a", 100, 5, 1, False)]
+    folder = tmp_path / "in"
+    _write_splits(folder, rows, [2, 4, 5])
+    w = sw.sliding("ts", "5 seconds", when=F.col("v") % 3 == 0, late="passthrough")
+    result = _run_to_end(spark, _agg(lambda: w)(_source(spark, folder, None)), tmp_path / "checkpoint", "append",
+                         metrics := {})
+    assert sorted((r.window.start.timestamp(), r.window.end.timestamp(), r.window.kind, r.sv) for r in result) == [
+        (0.0, 5.0, "late", 1), (5.0, 10.0, "final", 3), (8.0, 13.0, "final", 12)]
+    assert metrics["lateRowsPassedThrough"] == 1 and metrics["lateRowsDropped"] == 0
 
 
 def test_streaming_row_accounting_counts_every_row(spark, tmp_path):

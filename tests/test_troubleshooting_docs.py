@@ -398,6 +398,20 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
             "SELECT TUMBLINGWINDOW(ss, 10) FROM trouble_readings"),
         "SLIDINGWINDOW: argument `delay` must be a non-negative integer literal": ekuiper(
             "SELECT count(*) FROM trouble_readings GROUP BY SLIDINGWINDOW(ss, 2, -1)"),
+        "<WINDOW>: OVER (WHEN condition) triggers sliding windows only": ekuiper(
+            "SELECT count(*) FROM trouble_readings GROUP BY HOPPINGWINDOW(ss, 2, 1) OVER (WHEN temp > 1)"),
+        "SLIDINGWINDOW: OVER (WHEN condition) needs a condition": ekuiper(
+            "SELECT count(*) FROM trouble_readings GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN)"),
+        "SLIDINGWINDOW: positional parameters (?) in both FILTER and OVER": lambda: _with_conf(
+            spark, "spark.streamwin.ekuiper.timestamp", "ms", lambda: spark.sql(
+                "SELECT count(*) FROM trouble_readings GROUP BY SLIDINGWINDOW(ss, 2) FILTER (WHERE temp > ?) "
+                "OVER (WHEN temp > ?)", args=[1, 2]).collect())(),
+        "last_hit_time(): is only available in the condition of a sliding window": ekuiper(
+            "SELECT last_hit_time() FROM trouble_readings"),
+        "last_hit_time(): takes no arguments": ekuiper(
+            "SELECT count(*) FROM trouble_readings GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN last_hit_time(1) > 0)"),
+        "sw_sliding: argument `order_by` cannot be combined with `when`": lambda: d.groupBy(
+            sw.sliding("ts", "5 seconds", when=F.col("temp") > 0, order_by="seq")).count().collect(),
         "<WINDOW>: a query groups by one eKuiper window": ekuiper(
             "SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss, 10), HOPPINGWINDOW(ss, 10, 5)"),
         "<WINDOW>: FILTER takes a WHERE clause": ekuiper(

@@ -65,7 +65,7 @@ ColumnOrName = Union[Column, str]
 DurationLike = Union[str, datetime.timedelta]
 
 # Policies whose value is a column (a name or a Column) rather than a literal.
-_COLUMN_POLICIES = {"order_by", "ingest_time"}
+_COLUMN_POLICIES = {"order_by", "ingest_time", "when"}
 _MULTI_COLUMN_POLICIES = {"partition_by"}
 
 
@@ -279,6 +279,7 @@ def sliding(
     size: DurationLike,
     *,
     delay: Optional[DurationLike] = None,
+    when: Optional[ColumnOrName] = None,
     partition_by: Optional[Union[ColumnOrName, Iterable[ColumnOrName]]] = None,
     **policies: object,
 ) -> Column:
@@ -297,6 +298,12 @@ def sliding(
     event time (on a stream, the watermark) reaches ``t + delay`` (plus ``lateness``, if given).
     ``size`` may then be zero: the window of ``t`` holds ``t`` and what follows it.
 
+    With ``when`` (a boolean Column; eKuiper ``SLIDINGWINDOW(...) OVER (WHEN condition)``), only the
+    rows matching the condition open a window; the other rows still join the windows whose range
+    holds them ("collect one second before and one second after the temperature crosses zero").
+    A null condition is false. Rows in no matched row's window are in no output, as in eKuiper.
+    The rows then follow their event time (``order_by`` is refused).
+
     Example
     -------
     >>> from pyspark.sql import SparkSession, functions as F
@@ -309,11 +316,15 @@ def sliding(
     >>> late = df.groupBy(sw.sliding("ts", "0 seconds", delay="10 seconds")).agg(F.sum("v").alias("total"))
     >>> [(r.window.start.second, r.window.end.second, r.total) for r in late.orderBy("window").collect()]
     [(0, 10, 3), (5, 15, 2), (20, 30, 3)]
+    >>> around = df.groupBy(sw.sliding("ts", "5 seconds", delay="20 seconds", when=F.col("v") == 2))
+    >>> [(r.window.start.second, r.window.end.second, r.total) for r in around.agg(F.sum("v").alias("total")).collect()]
+    [(0, 25, 6)]
     """
     return _window(
         "sw_sliding",
         [_to_col(time), _duration("size", size)],
-        {"delay": None if delay is None else _duration("delay", delay), "partition_by": partition_by, **policies},
+        {"delay": None if delay is None else _duration("delay", delay), "when": when, "partition_by": partition_by,
+         **policies},
     )
 
 

@@ -67,6 +67,11 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterAll {
     // With a delay of 2 s, the window of t is [t - 5 s, t + 2 s).
     assert(rows(sw.sliding(col("ts"), "5 seconds", "2 seconds")) == Seq((-4L, 3L, "final", 1L), (-2L, 5L, "final", 8L),
       (-1L, 6L, "final", 8L), (15L, 22L, "final", 20L)))
+    // Only the rows with v > 3 open a window (at 4 s and 20 s); each holds the other rows of its range.
+    assert(rows(sw.slidingWhen(col("ts"), "5 seconds", "0 seconds", col("v") > 3)) == Seq((-1L, 4L, "final", 8L),
+      (15L, 20L, "final", 20L)))
+    assert(rows(sw.slidingWhen(col("ts"), "5 seconds", "2 seconds", col("v") > 3)) == Seq((-1L, 6L, "final", 8L),
+      (15L, 22L, "final", 20L)))
     assert(rows(sw.session(col("ts"), "5 seconds")) == Seq((1L, 9L, "final", 8L), (20L, 25L, "final", 20L)))
     assert(rows(sw.session(col("ts"), "2 seconds", "10 seconds")) == Seq((1L, 6L, "final", 8L), (20L, 22L, "final", 20L)))
     // In seq order 1, 4, 20, 3: the 20 closes [0,10) (final 5); the 3 is late but within the discard age (update 8).

@@ -88,6 +88,14 @@ object functions {
    */
   def sliding(time: Column, size: String, delay: String, partitionBy: Column*): Column =
     window("sw_sliding", Seq(time, F.lit(size)), ("delay" -> F.lit(delay)) +: partitionBy.map("partition_by" -> _))
+  /**
+   * Sliding windows opened only by the rows matching `when` (eKuiper SLIDINGWINDOW(...) OVER (WHEN
+   * condition)): the window of such a row at t holds every row of [t - size, t] (with a delay: [t - size,
+   * t + delay)), matching or not. A zero `delay` is none.
+   */
+  def slidingWhen(time: Column, size: String, delay: String, when: Column, partitionBy: Column*): Column =
+    window("sw_sliding", Seq(time, F.lit(size)), Seq("delay" -> F.lit(delay), "when" -> when) ++
+      partitionBy.map("partition_by" -> _))
 
   /** Session windows ending `gap` after their last row (Spark's `session_window` rule). */
   def session(time: Column, gap: String, partitionBy: Column*): Column =

@@ -17,7 +17,9 @@ import streamwin.spec.StreamwinErrors
 /**
  * eKuiper's window SQL (seed 001) on Spark SQL: `GROUP BY ID, TUMBLINGWINDOW(ss, 10)`,
  * `HOPPINGWINDOW(unit, size, hop)`, `SLIDINGWINDOW(unit, size)`, `SESSIONWINDOW(unit, max_duration,
- * timeout)`, `COUNTWINDOW(size[, interval])`, each optionally followed by `FILTER (WHERE cond)`, and
+ * timeout)`, `COUNTWINDOW(size[, interval])`, each optionally followed by `FILTER (WHERE cond)`, a
+ * sliding window by `OVER (WHEN cond)` (only the rows matching cond open a window; cond may read
+ * `last_hit_time()` and `last_hit_count()`), and
  * `window_start()` / `window_end()` (epoch milliseconds) in the select list and HAVING. Each window is
  * translated into the matching `sw_*` window before analysis (a hint-batch rule over the parsed
  * plan), so eKuiper's windows are streamwin's families, not a second implementation:
@@ -56,10 +58,11 @@ object EkuiperDialect extends Rule[LogicalPlan] {
     EkuiperFunction("HOPPINGWINDOW", "(unit, size, hop)",
       "Windows of size units starting every hop units, aligned as TUMBLINGWINDOW (sw_hopping).",
       "SELECT count(*) AS c, window_start() FROM demo GROUP BY HOPPINGWINDOW(ss, 4, 2)"),
-    EkuiperFunction("SLIDINGWINDOW", "(unit, size[, delay])",
+    EkuiperFunction("SLIDINGWINDOW", "(unit, size[, delay]) [OVER (WHEN condition)]",
       "One window per row of the stream at time t, holding the rows of [t - size, t] (sw_sliding); with a " +
         "delay, the rows of [t - size, t + delay), output once the stream reaches t + delay (a zero size then " +
-        "holds what follows t alone).",
+        "holds what follows t alone). With OVER (WHEN condition), only the rows matching the condition open a " +
+        "window, which holds the other rows of its range too (sw_sliding's when).",
       "SELECT count(*) AS c, window_end() FROM demo GROUP BY SLIDINGWINDOW(ss, 2)"),
     EkuiperFunction("SESSIONWINDOW", "(unit, max_duration, timeout)",
       "Sessions of the stream that end timeout units after their last row, cut at aligned multiples of " +
@@ -77,12 +80,25 @@ object EkuiperDialect extends Rule[LogicalPlan] {
     EkuiperFunction("window_end", "()", "The end of the row's window, in epoch milliseconds.",
       "SELECT window_end(), max(size) AS biggest FROM demo GROUP BY TUMBLINGWINDOW(ss, 2) HAVING count(*) > 2"))
 
+  /** eKuiper's functions of a sliding window's trigger condition (`OVER (WHEN ...)`), and nowhere else. */
+  val conditionFunctions: Seq[EkuiperFunction] = Seq(
+    EkuiperFunction("last_hit_time", "()",
+      "In OVER (WHEN condition): the event time, in epoch milliseconds, of the last row whose condition held " +
+        "(0 before any); a row reads it before its own condition is known.",
+      "SELECT count(*) AS c, window_start(), window_end() FROM demo " +
+        "GROUP BY SLIDINGWINDOW(ss, 2) OVER (WHEN ts - last_hit_time() > 1000)"),
+    EkuiperFunction("last_hit_count", "()",
+      "In OVER (WHEN condition): how many rows' condition held before this row.",
+      "SELECT collect_list(size) AS sizes FROM demo " +
+        "GROUP BY SLIDINGWINDOW(ss, 1) OVER (WHEN size > 2 AND last_hit_count() < 2)"))
+
   /** The time units of eKuiper's windows, written bare in any case, and the Spark unit each stands for. */
   val timeUnits: Seq[(String, String)] =
     Seq("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
 
   private[catalyst] val windowNames = windows.map(_.name.toLowerCase(Locale.ROOT)).toSet
   private[catalyst] val boundNames = bounds.map(_.name.toLowerCase(Locale.ROOT)).toSet
+  private val conditionNames = conditionFunctions.map(_.name.toLowerCase(Locale.ROOT)).toSet
 
   private[catalyst] def nameOf(f: UnresolvedFunction): String = f.nameParts.last.toLowerCase(Locale.ROOT)
 
@@ -100,6 +116,9 @@ object EkuiperDialect extends Rule[LogicalPlan] {
         throw StreamwinErrors.misuse(s"${nameOf(f)}()",
           "is only available in a windowed query (GROUP BY with TUMBLINGWINDOW, HOPPINGWINDOW, SLIDINGWINDOW, " +
             "SESSIONWINDOW or COUNTWINDOW)")
+      case f: UnresolvedFunction if conditionNames.contains(nameOf(f)) =>
+        throw StreamwinErrors.misuse(s"${nameOf(f)}()",
+          "is only available in the condition of a sliding window: GROUP BY SLIDINGWINDOW(unit, size) OVER (WHEN condition)")
       case _ =>
     }))
     rewritten
@@ -227,12 +246,13 @@ private object EkuiperWindow {
       case other => throw StreamwinErrors.invalidArgument(name, "unit",
         s"must be a time unit written bare, one of dd, hh, mi, ss, ms (any case), got ${other.sql}")
     }
-    def count(i: Int, argument: String, allowZero: Boolean = false): Long = args(i) match {
+    def countOf(e: Expression, argument: String, allowZero: Boolean): Long = e match {
       case Literal(v: Int, IntegerType) if v > 0 || (allowZero && v == 0) => v.toLong
       case Literal(v: Long, LongType) if v > 0 || (allowZero && v == 0) => v
       case other => throw StreamwinErrors.invalidArgument(name, argument,
         s"must be a ${if (allowZero) "non-negative" else "positive"} integer literal, got ${other.sql}")
     }
+    def count(i: Int, argument: String, allowZero: Boolean = false): Long = countOf(args(i), argument, allowZero)
     def duration(i: Int, argument: String, allowZero: Boolean = false): Expression =
       Literal(s"${count(i, argument, allowZero)} $unit")
     def time: Expression = {
@@ -258,13 +278,28 @@ private object EkuiperWindow {
         EkuiperWindow(sw("sw_hopping", time +: duration(1, "size") +: duration(2, "hop") +: alignment: _*), false, false,
           false)
       case "SLIDINGWINDOW" =>
+        // OVER (WHEN condition), which the parser passes as a last argument (see EkuiperOverWhen).
+        val (given, conditions) = call.arguments.partition {
+          case f: UnresolvedFunction => EkuiperDialect.nameOf(f) != EkuiperOverWhen.Marker
+          case _ => true
+        }
+        val args = given
+        def arity(expected: String, ok: Boolean): Unit = if (!ok) {
+          throw StreamwinErrors.misuse(name, s"takes $expected argument(s) ($name${signature(name)}), got ${args.size}")
+        }
+        def count(i: Int, argument: String, allowZero: Boolean = false): Long = countOf(args(i), argument, allowZero)
+        def duration(i: Int, argument: String, allowZero: Boolean = false): Expression =
+          Literal(s"${count(i, argument, allowZero)} $unit")
         arity("2 or 3", args.size == 2 || args.size == 3)
+        val when = conditions.headOption.toSeq.flatMap { case f: UnresolvedFunction =>
+          Seq(Literal("when"), conditionOf(f.arguments.head))
+        }
         // A delay of 0 is none; a size of 0 takes only what follows each row, so it needs a delay.
         val delay = if (args.size == 3) count(2, "delay", allowZero = true) else 0L
         val delayOption = if (delay > 0) Seq(Literal("delay"), duration(2, "delay")) else Nil
         // eKuiper keeps WHERE above a sliding window (as above a count window): it filters each window's rows.
-        EkuiperWindow(sw("sw_sliding", time +: duration(1, "size", allowZero = delay > 0) +: delayOption: _*), true,
-          true, false)
+        EkuiperWindow(sw("sw_sliding", time +: duration(1, "size", allowZero = delay > 0) +: (delayOption ++ when): _*),
+          true, true, false)
       case "SESSIONWINDOW" =>
         arity("3", args.size == 3)
         EkuiperWindow(sw("sw_session", time, duration(2, "timeout"), Literal("max_duration"), duration(1, "max_duration")),
@@ -282,6 +317,13 @@ private object EkuiperWindow {
             Literal("order_by"), order)
         EkuiperWindow(window, true, true, true)
     }
+  }
+
+  /** The trigger condition, its last_hit_time() and last_hit_count() the window's own. */
+  private def conditionOf(condition: Expression): Expression = condition.transformDown {
+    case f: UnresolvedFunction if LastHit.functionNames.contains(EkuiperDialect.nameOf(f)) =>
+      if (f.arguments.nonEmpty) throw StreamwinErrors.misuse(s"${EkuiperDialect.nameOf(f)}()", "takes no arguments")
+      LastHit(EkuiperDialect.nameOf(f).stripPrefix("last_hit_"))
   }
 
   private def signature(name: String): String = EkuiperDialect.windows.find(_.name == name).map(_.arguments).getOrElse("")

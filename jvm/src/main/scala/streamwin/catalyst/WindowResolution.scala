@@ -110,10 +110,13 @@ object WindowResolution {
     }
   }
 
-  /** The signal as the engine reads it (see [[WindowSpec.signalColumn]]). */
-  private def signalAttribute(w: StreamWindow, extra: ArrayBuffer[NamedExpression]): Option[Attribute] =
-    w.signal.map { s =>
-      asAttribute(w.spec.signalColumn.map(_.forEngine(s)).getOrElse(s), "_sw_signal", extra)
+  /** The signal as the engine reads it, and the spec that reads it (see [[WindowSpec.bindSignal]]). */
+  private def signalAttribute(w: StreamWindow, extra: ArrayBuffer[NamedExpression]): (streamwin.spec.WindowSpec, Option[Attribute]) =
+    w.signal match {
+      case None => (w.spec, None)
+      case Some(s) =>
+        val (spec, read) = w.spec.bindSignal(s)
+        (spec, Some(asAttribute(read, "_sw_signal", extra)))
     }
 
   /** Makes `e` an attribute of the plan, adding an alias to `extra` if it is computed. */
@@ -158,7 +161,7 @@ object WindowResolution {
     val keyExprs = a.groupingExpressions.filter(topLevelWindow(_).isEmpty)
     val keys = keyExprs.map(k => asAttribute(k, toPrettySQL(k), extra))
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
-    val signal = signalAttribute(window, extra)
+    val (spec, signal) = signalAttribute(window, extra)
     val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
     val windowAttr = windowAttribute(window)
 
@@ -183,7 +186,7 @@ object WindowResolution {
     val results = a.aggregateExpressions.map(rewrite(_).asInstanceOf[NamedExpression])
 
     val child = withExtraColumns(a.child, extra.toSeq)
-    val node = WindowAggregate(window.spec, window.policies, arrivalOrder, keys, timeOrOrder, signal, windowAttr,
+    val node = WindowAggregate(spec, window.policies, arrivalOrder, keys, timeOrOrder, signal, windowAttr,
       aggregates.map(_.aggregateFunction), aggregates.map(_.filter), aggregates.map(_.resultAttribute), child)(None)
     val available = AttributeSet(node.output)
     results.foreach { r =>
@@ -210,7 +213,7 @@ object WindowResolution {
 
     val extra = new ArrayBuffer[NamedExpression]
     val timeOrOrder = asAttribute(window.timeOrOrder, "_sw_time", extra)
-    val signal = signalAttribute(window, extra)
+    val (spec, signal) = signalAttribute(window, extra)
     val arrivalOrder = window.arrivalOrder.map(asAttribute(_, "_sw_order", extra))
     val windowAttr = windowAttribute(window)
     val projectList = p.projectList.map(_.transformDown {
@@ -220,7 +223,7 @@ object WindowResolution {
     // rows back from its (spilling) row bag.
     val partitionBy = window.partitionBy.map(e => asAttribute(e, toPrettySQL(e), extra))
     val child = withExtraColumns(p.child, extra.toSeq)
-    val tagged = WindowAssign(window.spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(None)
+    val tagged = WindowAssign(spec, window.policies, arrivalOrder, timeOrOrder, signal, partitionBy, windowAttr, child)(None)
     Project(projectList, tagged.copy()(streamMetrics(tagged)))
   }
 }

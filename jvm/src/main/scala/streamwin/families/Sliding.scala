@@ -1,10 +1,14 @@
 package streamwin.families
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.unsafe.types.UTF8String
-import org.apache.spark.sql.catalyst.expressions.Expression
+import scala.collection.mutable.ArrayBuffer
 
-import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BasePredicate, BoundReference, CreateStruct, Expression,
+  GenericInternalRow, JoinedRow, Predicate}
+import org.apache.spark.sql.types.LongType
+import org.apache.spark.unsafe.types.UTF8String
+
+import streamwin.catalyst.{LastHit, SliceStart, SqlWindowFunction, StreamWindow}
 import streamwin.engine._
 import streamwin.spec._
 
@@ -18,21 +22,58 @@ import streamwin.spec._
  * output once the key's progress reaches that end. A zero size then is a window of what follows t
  * alone (eKuiper's change-data-capture example, `SLIDINGWINDOW(ss, 0, 10)`).
  *
+ * With a `when` condition (eKuiper `SLIDINGWINDOW(...) OVER (WHEN condition)`), only the rows that
+ * match it open a window; the other rows are kept all the same and join the windows whose range
+ * holds them ("collect one second before and one second after the temperature crosses zero"). A
+ * null condition is false. Rows then follow event-time order (the condition is the signal). The
+ * condition may read eKuiper's `last_hit_time()` and `last_hit_count()` ([[LastHit]]): the time of
+ * the last row that matched and how many did, before this row. Only the engine knows them, so such a
+ * condition is evaluated by the engine, row by row (`trigger`, see [[bindSignal]]), and each key
+ * remembers its last hit in its record.
+ *
  * Planning: a groupBy without policies or delay aggregates one slice per timestamp after the shuffle
  * and feeds the slices to [[SlidingWindows]] (the key's slices in window-long blocks, see
  * [[streamwin.engine.TimestampSlices]]); policies, a delay and the select form replay rows through
  * the same family.
  */
-final case class SlidingWindowSpec(size: Long, delay: Long = 0L) extends EventTimeWindowSpec {
+final case class SlidingWindowSpec(size: Long, delay: Long = 0L, when: Boolean = false, trigger: Option[Expression] = None)
+    extends EventTimeWindowSpec {
   require(size > 0 || (size == 0 && delay > 0), "size must be positive, or zero with a delay")
   require(delay >= 0, "delay must not be negative")
   override def function: String = Sliding.sql.name
+  override def hasSignal: Boolean = when
+  override def signalColumn: Option[InputColumn] = Some(InputColumn.boolean("when", "a BOOLEAN condition"))
 
   override def describe(w: WindowCall): String =
-    s"$function(${w.timeOrOrder}, size=${size}us${if (delay > 0) s", delay=${delay}us" else ""})"
+    s"$function(${w.timeOrOrder}, size=${size}us${if (delay > 0) s", delay=${delay}us" else ""}" +
+      s"${w.signal.map(c => s", when=$c").getOrElse("")})"
+
+  /**
+   * A condition reading [[LastHit]] is the engine's to evaluate: the column fed is a struct of the
+   * condition's parts that read the row, and `trigger` is the condition over the row [last hit time,
+   * last hit count, those parts].
+   */
+  override def bindSignal(signal: Expression): (WindowSpec, Expression) =
+    if (!signal.exists(_.isInstanceOf[LastHit])) super.bindSignal(signal)
+    else {
+      val parts = ArrayBuffer[Expression]()
+      val bound = signal.transformDown {
+        case LastHit(measure) => BoundReference(LastHit.measures.indexOf(measure), LongType, nullable = false)
+        case part if part.references.nonEmpty && !part.exists(_.isInstanceOf[LastHit]) =>
+          val known = parts.indexWhere(_.semanticEquals(part))
+          val i = if (known >= 0) known else { parts += part; parts.size - 1 }
+          BoundReference(LastHit.measures.size + i, part.dataType, part.nullable)
+      }
+      (copy(trigger = Some(bound)), CreateStruct(parts.toSeq))
+    }
+
+  // With a condition, rows follow event-time order and the condition is their signal.
+  override def replay(columns: WindowColumns): RowReplay =
+    if (!when) super.replay(columns)
+    else RowReplay(order = columns.timeOrOrder, signal = columns.signal, tiesAllowed = true, eventTime = Some(columns.timeOrOrder))
 
   override def planGroupBy(policies: WindowPolicies, columns: WindowColumns): GroupByPlan =
-    if (policies.replaysRows || delay > 0) GroupByPlan.ReplayRows
+    if (policies.replaysRows || delay > 0 || when) GroupByPlan.ReplayRows
     else GroupByPlan.Slices(SliceStart(columns.timeOrOrder, 1, 0), Nil, preAggregate = false) // one slice per timestamp
 
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
@@ -51,8 +92,11 @@ final case class SlidingWindowSpec(size: Long, delay: Long = 0L) extends EventTi
 
 /** `sw_sliding`. */
 object Sliding {
+  /** A key's last hit before any row matched: last_hit_time() and last_hit_count() are 0. */
+  private[families] val NoHit: (Long, Long) = (0L, 0L)
+
   val sql: SqlWindowFunction = SqlWindowFunction("sw_sliding",
-    "_FUNC_(time, size[, 'delay', delay][, 'partition_by', column ...]) - One window per event time t of a key, covering [t - size, t] with both ends inclusive (eKuiper SLIDINGWINDOW, Quix sliding_window); with a delay, [t - size, t + delay), output once progress reaches t + delay (eKuiper SLIDINGWINDOW(unit, size, delay)).",
+    "_FUNC_(time, size[, 'delay', delay][, 'when', condition][, 'partition_by', column ...]) - One window per event time t of a key, covering [t - size, t] with both ends inclusive (eKuiper SLIDINGWINDOW, Quix sliding_window); with a delay, [t - size, t + delay), output once progress reaches t + delay (eKuiper SLIDINGWINDOW(unit, size, delay)); with a condition, only the rows matching it open a window, the others join the windows holding them (eKuiper OVER (WHEN condition)).",
     "SELECT k, _FUNC_(ts, '1 hour') AS window, avg(temp) FROM t GROUP BY k, _FUNC_(ts, '1 hour');")(build)
 
   /** Overlapping windows, one per event time, never empty. */
@@ -62,7 +106,7 @@ object Sliding {
   }
 
   private def build(name: String, args: Seq[Expression]): Expression = {
-    val a = new WindowArguments(name, Seq("time", "size"), Seq("delay", "partition_by", "order_by") ++ PolicyOptions.optionNames,
+    val a = new WindowArguments(name, Seq("time", "size"), Seq("delay", "when", "partition_by", "order_by") ++ PolicyOptions.optionNames,
       Set("partition_by"), args)
     val order = a.option("order_by")
     val policies = PolicyOptions.parse(a, orderGiven = order.isDefined, support)
@@ -74,7 +118,12 @@ object Sliding {
         s"must be positive, or zero with a delay (a window of what follows each row), got ${sizeArgument.sql}")
     }
     val size = a.duration("size", sizeArgument, allowZero = delay > 0)
-    StreamWindow(SlidingWindowSpec(size, delay), (a.positional("time") +: order.toSeq) ++ a.optionValues("partition_by"), policies)
+    val when = a.option("when")
+    // The condition is the rows' signal, so their order is the event time (see SlidingWindowSpec.replay).
+    if (when.isDefined && order.isDefined) throw StreamwinErrors.invalidArgument(name, "order_by",
+      "cannot be combined with `when`: the rows of a sliding window with a condition follow their event time")
+    StreamWindow(SlidingWindowSpec(size, delay, when.isDefined),
+      (a.positional("time") +: when.toSeq) ++ order.toSeq ++ a.optionValues("partition_by"), policies)
   }
 }
 
@@ -89,12 +138,41 @@ object Sliding {
  * output reads the rows of its range, so its cost grows with the window's row count.
  */
 final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
+  // With a condition, the host feeds the event time as the order and the condition as the signal.
+  override def rowTime(order: Any, signal: Any): Any = if (spec.when) order else signal
+
+  @transient private lazy val trigger: Option[BasePredicate] = spec.trigger.map { condition =>
+    val p = Predicate.create(condition, Nil)
+    p.initialize(0)
+    p
+  }
+
+  /** A condition reading the last hit: the key remembers (last hit time in ms, hit count). */
+  override def newRecord(): AnyRef = if (spec.trigger.isEmpty) null else new DataRecord(Sliding.NoHit)
+
+  /** The row's condition; one reading the last hit reads the key's, and updates it when it holds. */
+  private def matches(time: Long, signal: Any, op: KeyedWindowOperator): Boolean = trigger match {
+    case None => signal == true
+    case Some(condition) =>
+      val hits = op.state.record.asInstanceOf[DataRecord]
+      val (lastTime, count) = hits.state.asInstanceOf[(Long, Long)]
+      val hit = condition.eval(new JoinedRow(new GenericInternalRow(Array[Any](lastTime, count)),
+        signal.asInstanceOf[InternalRow]))
+      if (hit) hits.state = (Math.floorDiv(time, 1000L), count + 1)
+      hit
+  }
+
   override def place(time: Long, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val ownStart = time - spec.size
-    val ownOpen = !op.reached(spec.lastHeldBy(time) + lateness + 1)
+    val timely = !op.reached(spec.lastHeldBy(time) + lateness + 1)
+    // A row behind its own window's firing opens none, so its condition is not asked (nor the last hit moved).
+    val opens = !spec.when || (timely && matches(time, signal, op))
+    val ownOpen = opens && timely
     // The windows holding the row are those of event times in [time - reachBack, time + size].
     def holding = op.state.windows(ownStart - spec.reachBack, true, time, true)
-    if (!ownOpen && !holding.exists(_.start != ownStart)) {
+    // A late row joins no window but the open ones holding it (a row opening none: any of them); a
+    // timely row that opens none is kept for the windows of later rows.
+    if (!ownOpen && (if (opens) !holding.exists(_.start != ownStart) else !timely && holding.isEmpty)) {
       op.arrivedLate(ownStart, spec.endOf(time), row)
       return false
     }
@@ -141,7 +219,9 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     op.keptRowsChanged(-dropped)
   }
 
-  override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !state.hasKeptRows
+  // A key's last hit is kept as long as the stream runs (as eKuiper keeps it).
+  override def holdsNothing(state: WindowState): Boolean = !state.hasWindows && !state.hasKeptRows &&
+    (state.record == null || state.record.asInstanceOf[DataRecord].state == Sliding.NoHit)
 
   // A later row that is not late (its window's last row time >= progress - lateness) reads kept rows
   // back to its time - size: once progress passes the newest kept row + lateness + reachBack + size,

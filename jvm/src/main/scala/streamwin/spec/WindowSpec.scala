@@ -79,6 +79,14 @@ trait WindowSpec extends Serializable {
    */
   def sliceBounds(slots: HiddenSlots): SliceBounds = SliceBounds.AtStart
 
+  /**
+   * The signal column as the engine reads it (after the analyzer checked it), and the spec that reads
+   * it so: a family may take part of its signal into its engine (a sliding window's condition that
+   * reads `last_hit_time()`, which only the engine knows).
+   */
+  def bindSignal(signal: Expression): (WindowSpec, Expression) =
+    (this, signalColumn.map(_.forEngine(signal)).getOrElse(signal))
+
   /** How the engine receives the signal column's values: as Catalyst holds them, unless a family wants them converted. */
   def signalConverter(signalType: DataType): Any => Any = identity
 }
