@@ -104,27 +104,23 @@ private[catalyst] object EkuiperOverWhen {
    * (and its FILTER clause, if any).
    */
   private def triggered(sql: String, i: Int): Option[(Int, Int, Int, Int, Int)] = {
-    var at = skipBlank(sql, i)
-    if (at >= sql.length || sql.charAt(at) != '(') return None
-    val callClose = closing(sql, at)
-    if (callClose < 0) return None
-    at = skipBlank(sql, callClose + 1)
+    val (_, callClose) = parenthesized(sql, i).getOrElse(return None)
+    var at = skipBlank(sql, callClose + 1)
     if (keywordAt(sql, at, "filter")) {
-      val open = skipBlank(sql, at + "filter".length)
-      if (open >= sql.length || sql.charAt(open) != '(') return None
-      val close = closing(sql, open)
-      if (close < 0) return None
-      at = skipBlank(sql, close + 1)
+      at = skipBlank(sql, parenthesized(sql, at + "filter".length).getOrElse(return None)._2 + 1)
     }
     if (!keywordAt(sql, at, "over")) return None
-    val overStart = at
-    val open = skipBlank(sql, at + "over".length)
-    if (open >= sql.length || sql.charAt(open) != '(') return None
+    val (open, close) = parenthesized(sql, at + "over".length).getOrElse(return None)
     val when = skipBlank(sql, open + 1)
     if (!keywordAt(sql, when, "when")) return None
-    val close = closing(sql, open)
-    if (close < 0) return None
-    Some((callClose, overStart, when + "when".length, close, close + 1))
+    Some((callClose, at, when + "when".length, close, close + 1))
+  }
+
+  /** The parentheses that open after the blanks from `i`, when they do and close. */
+  private def parenthesized(sql: String, i: Int): Option[(Int, Int)] = {
+    val open = skipBlank(sql, i)
+    if (open >= sql.length || sql.charAt(open) != '(') None
+    else Some(closing(sql, open)).filter(_ >= 0).map(close => (open, close))
   }
 
   private def isWordChar(c: Char): Boolean = Character.isLetterOrDigit(c) || c == '_'

@@ -237,7 +237,11 @@ private object EkuiperWindow {
 
   def parse(call: UnresolvedFunction, conf: SQLConf): EkuiperWindow = {
     val name = EkuiperDialect.nameOf(call).toUpperCase(Locale.ROOT)
-    val args = call.arguments
+    // A sliding window's OVER (WHEN condition) comes as a last argument (see EkuiperOverWhen).
+    val (args, conditions) = call.arguments.partition {
+      case f: UnresolvedFunction => EkuiperDialect.nameOf(f) != EkuiperOverWhen.Marker
+      case _ => true
+    }
     def arity(expected: String, ok: Boolean): Unit = if (!ok) {
       throw StreamwinErrors.misuse(name, s"takes $expected argument(s) ($name${signature(name)}), got ${args.size}")
     }
@@ -246,13 +250,12 @@ private object EkuiperWindow {
       case other => throw StreamwinErrors.invalidArgument(name, "unit",
         s"must be a time unit written bare, one of dd, hh, mi, ss, ms (any case), got ${other.sql}")
     }
-    def countOf(e: Expression, argument: String, allowZero: Boolean): Long = e match {
+    def count(i: Int, argument: String, allowZero: Boolean = false): Long = args(i) match {
       case Literal(v: Int, IntegerType) if v > 0 || (allowZero && v == 0) => v.toLong
       case Literal(v: Long, LongType) if v > 0 || (allowZero && v == 0) => v
       case other => throw StreamwinErrors.invalidArgument(name, argument,
         s"must be a ${if (allowZero) "non-negative" else "positive"} integer literal, got ${other.sql}")
     }
-    def count(i: Int, argument: String, allowZero: Boolean = false): Long = countOf(args(i), argument, allowZero)
     def duration(i: Int, argument: String, allowZero: Boolean = false): Expression =
       Literal(s"${count(i, argument, allowZero)} $unit")
     def time: Expression = {
@@ -278,18 +281,6 @@ private object EkuiperWindow {
         EkuiperWindow(sw("sw_hopping", time +: duration(1, "size") +: duration(2, "hop") +: alignment: _*), false, false,
           false)
       case "SLIDINGWINDOW" =>
-        // OVER (WHEN condition), which the parser passes as a last argument (see EkuiperOverWhen).
-        val (given, conditions) = call.arguments.partition {
-          case f: UnresolvedFunction => EkuiperDialect.nameOf(f) != EkuiperOverWhen.Marker
-          case _ => true
-        }
-        val args = given
-        def arity(expected: String, ok: Boolean): Unit = if (!ok) {
-          throw StreamwinErrors.misuse(name, s"takes $expected argument(s) ($name${signature(name)}), got ${args.size}")
-        }
-        def count(i: Int, argument: String, allowZero: Boolean = false): Long = countOf(args(i), argument, allowZero)
-        def duration(i: Int, argument: String, allowZero: Boolean = false): Expression =
-          Literal(s"${count(i, argument, allowZero)} $unit")
         arity("2 or 3", args.size == 2 || args.size == 3)
         val when = conditions.headOption.toSeq.flatMap { case f: UnresolvedFunction =>
           Seq(Literal("when"), conditionOf(f.arguments.head))
