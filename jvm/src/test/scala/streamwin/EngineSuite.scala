@@ -13,7 +13,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import streamwin.engine._
 import streamwin.execution.EngineWiring
-import streamwin.families.{CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
+import streamwin.families.{CountRecord, CountWindowSpec, SessionWindowSpec, TimeWindowSpec}
 
 /** The engine on its own, against naive models, with Spark's real aggregate functions. */
 class EngineSuite extends AnyFunSuite {
@@ -588,6 +588,39 @@ class EngineSuite extends AnyFunSuite {
       assert(e.getMessage.contains("new checkpoint location"), s"$name: ${e.getMessage}")
     }
     assert(countWiring().codec(LongType).load(rows.of("k")).get.windowsEmitted == engine.windowsEmitted)
+  }
+
+  test("a family reads its own record from the stored state, and refuses the record of another form of its function") {
+    // Count windows of 4 rows every 2 keep a CountRecord; under emit="update" the same function keeps a RowCount.
+    def wiring(policies: WindowPolicies) = {
+      val window = AttributeReference("window", org.apache.spark.sql.types.StructType.fromDDL(
+        "start bigint, end bigint, kind string"))()
+      val sum = Sum(v)
+      streamwin.execution.WindowEngineBlueprint(CountWindowSpec(4, 2), policies, Seq(v),
+        Seq(window, AttributeReference("s", sum.dataType)()), Some((Seq(sum), Seq(None))))
+        .wire(() => InternalRow.empty, _ => ())
+    }
+    val updating = WindowPolicies(emitUpdate = true)
+    for ((policies, field) <- Seq(WindowPolicies.Default -> "count", updating -> "row_count")) {
+      val w = wiring(policies)
+      val engine = w.newEngine()
+      engine.startKey()
+      (0L until 5L).foreach(i => engine.addRow(i, null, row(i)))
+      val rows = new MapKeyRows
+      w.codec(LongType).save(engine, rows.of("k"), Long.MaxValue, Long.MaxValue)
+      val layout = w.codec(LongType).layout
+      val record = rows.record("k").getStruct(0, layout.recordType.length)
+      assert(StoredWindowLayout.FamilyRecordFields.filterNot(f => record.isNullAt(layout.recordType.fieldIndex(f))) == Seq(field))
+      val read = w.codec(LongType).load(rows.of("k")).get.asInstanceOf[KeyedWindowOperator].state.record
+      val rowsSeen = read match {
+        case r: CountRecord => r.rows
+        case r: streamwin.families.RowCount => r.rows
+      }
+      assert(rowsSeen == 5L, field)
+      val other = if (policies == updating) WindowPolicies.Default else updating
+      val e = intercept[IllegalStateException](wiring(other).codec(LongType).load(rows.of("k")))
+      assert(e.getMessage.contains("new checkpoint location") && e.getMessage.contains(s"`$field`"), e.getMessage)
+    }
   }
 
   test("stored state with a damaged split trigger state, bag reference or record is refused with the new-checkpoint message") {

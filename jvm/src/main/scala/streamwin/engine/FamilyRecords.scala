@@ -1,48 +1,57 @@
 package streamwin.engine
 
-/*
- * The records families keep per key besides their windows ([[WindowState.record]]): the stored
- * state knows each one's form (see [[StoredWindowRows]]), so they live here, beside it.
- */
-
-/** Where a count family is in the key's rows. */
-final class CountRecord extends Serializable {
-  var rows = 0L
-  var oldestRetained = 0L
-  // Rows below this index have been in an emitted window.
-  var coveredUntil = 0L
-  // The order_by values a window can still start or end with (a window's start and end are its first
-  // and last row's), oldest first: the oldest retained row's, each later row's that a window starts
-  // at, and the newest row's. Other rows' are not kept: count(1000000) keeps two (its open window's first
-  // row is the oldest retained), not a million.
-  var orders = new RingQueue[Any]
-  // The row index of `orders.head` (meaningful while it is not empty).
-  var headRow = 0L
-  // False for a record just read from a stream's state: its `orders` may hold every retained row's
-  // value (as the state of earlier versions does) until [[CountWindows]] keeps only the ones above.
-  var compact = true
-
-  def retained: Long = rows - oldestRetained
-}
-
-/** How many rows an overlapping count family has seen. */
-final class RowCount extends Serializable { var rows = 0L }
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.DataType
 
 /**
- * Where a data family is in the key's rows: how many rows the open window holds since it began, and
- * what the family remembers between rows (see [[DataWindowSpec.boundary]]).
+ * What a family keeps per key besides its windows ([[WindowState.record]]): a count family's place in
+ * the key's rows, a data family's trigger state, a cut session's latest slice. Each family defines its
+ * record beside itself (streamwin.families), with the form a stream stores it in
+ * ([[WindowFamily.recordForm]]).
  */
-final class DataRecord(var state: Any) extends Serializable {
-  var members = 0
+trait FamilyRecord {
+  /** Window contents the record holds of its own: stored with the key's rows, and released with its state. */
+  def heldContents: Iterator[WindowContents] = Iterator.empty
+
+  /** The key's state is cleared: contents the record holds free what they hold (spilled rows). */
+  def release(): Unit = ()
 }
 
-/** What a key's cut session remembers besides its window: its first row, the next check time, and its latest slice. */
-final class CutSessionRecord extends ContentsRecord with Serializable {
-  var firstTime = 0L
-  var nextCheck = Long.MaxValue
-  var latestFirst = 0L
-  var latestReach = 0L
-  var latestRows = 0L
-  var latest: WindowContents = _
-  override def release(): Unit = if (latest != null) { latest.clear(); latest = null }
+/**
+ * How a stream's state stores a family's record: as one typed field of the key's record state row, one
+ * of [[StoredWindowLayout.FamilyRecordFields]] (the others stay null). The field's name and type are part
+ * of the stored form (format 2), so a family with a record of its own uses one of them: `data` holds any
+ * state value ([[StoredRecordIO.storedValue]]), as a split trigger's state and a sliding window's last
+ * hit are kept.
+ */
+trait FamilyRecordForm {
+  /** The record row's field this form writes. */
+  def field: String
+
+  /** The field's value for `record`, of the field's type in [[StoredWindowLayout]]. */
+  def write(record: FamilyRecord, io: StoredRecordIO): Any
+
+  /** The record stored in the field at `ordinal` of a key's record row `row` (not null there). */
+  def read(row: InternalRow, ordinal: Int, io: StoredRecordIO): FamilyRecord
+}
+
+/** What a family's record form reads and writes besides its own fields: window contents, values of the order column, state values. */
+trait StoredRecordIO {
+  /** The type of the order column's values. */
+  def orderType: DataType
+
+  /** How many fields the struct in `field` of the record row has. */
+  def width(field: String): Int
+
+  /** Window contents as stored (null for none). */
+  def contentsValue(contents: WindowContents): InternalRow
+
+  /** Window contents stored ([[contentsValue]]) at `ordinal` of `row`, or null. */
+  def readContents(row: InternalRow, ordinal: Int): WindowContents
+
+  /** A state value (a split trigger's, a last hit) as bytes; a user's object only from the family's [[WindowFamily.userClasses]]. */
+  def storedValue(value: Any): Array[Byte]
+
+  /** A state value read back from [[storedValue]]'s bytes. */
+  def valueOf(bytes: Array[Byte]): Any
 }

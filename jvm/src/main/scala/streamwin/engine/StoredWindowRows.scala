@@ -104,6 +104,12 @@ object StoredWindowLayout {
   /** The formats this version reads: a format-1 record's orders are compacted on its first visit. */
   val ReadableFormats: Set[Int] = Set(1, 2)
 
+  /**
+   * The record row's fields that families keep their records in ([[FamilyRecordForm]]; `recordType` gives
+   * their types). They are part of the stored form: a new one would change every family's state schema.
+   */
+  val FamilyRecordFields: Seq[String] = Seq("count", "row_count", "data", "cut_session")
+
   private def field(name: String, dataType: DataType): StructField = StructField(name, dataType, nullable = true)
 
   /**
@@ -152,8 +158,6 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
   private val objectBuffers = evaluator.exists(_.hasObjectBuffers)
   private def r(name: String): Int = record.fieldIndex(name)
   private def c(name: String): Int = contents.fieldIndex(name)
-  private val count = record("count").dataType.asInstanceOf[StructType]
-  private val cut = record("cut_session").dataType.asInstanceOf[StructType]
 
   /** A key's kept rows (bags) as state rows of part `row`. */
   private final class KeptRows(rows: KeyStateRows) extends KeptRowStore {
@@ -207,7 +211,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     val state = op.state.asInstanceOf[InMemoryWindowState]
     state.progress = rec.getLong(r("progress"))
     state.lastClosedStart = if (rec.isNullAt(r("last_closed_start"))) None else Some(rec.getLong(r("last_closed_start")))
-    state.record = readFamilyRecord(rec, bags)
+    state.record = readFamilyRecord(op, rec, bags)
     val loaded = new LoadedWindowRows(rec)
     def entries(part: StatePart, starts: Array[Long], into: mutable.LongMap[UnsafeRow]): Seq[WindowEntry] =
       starts.toSeq.map { start =>
@@ -267,7 +271,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     val windowStarts = writeEntries(Window, state.openWindows, loaded.windows)
     val lateStarts = writeEntries(LateGroup, state.lateGroups, loaded.lateGroups)
     val rec = new GenericInternalRow(recordWidth)
-    writeFamilyRecord(state.record, rec, bags, StoredFormats.userPackages(op))
+    writeFamilyRecord(op, rec, bags)
     val kept = state.keptBags
     rec.update(r("kept"), new GenericArrayData(kept.map { case (time, bag) =>
       new GenericInternalRow(Array[Any](time, bags.write(bag)))
@@ -356,7 +360,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     v
   }
 
-  private def readContents(v: UnsafeRow, bags: StoredBags): WindowContents = v.getUTF8String(c("kind")).toString match {
+  private def readContents(v: InternalRow, bags: StoredBags): WindowContents = v.getUTF8String(c("kind")).toString match {
     case "none" => NoContents
     case "buffer" =>
       val b = new BufferContents(evaluatorOf, contentsOutput, readBuffer(v.getStruct(c("buffer"), bufferWidth)))
@@ -407,67 +411,48 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     evaluatorOf.fromSerialized(buffer)
   }
 
-  // ---- the family's record ----
+  // ---- the family's record (its form is the family's, see [[FamilyRecordForm]]) ----
 
-  private def writeFamilyRecord(familyRecord: AnyRef, rec: GenericInternalRow, bags: StoredBags,
-      userPackages: Seq[String]): Unit = familyRecord match {
-    case null =>
-    case x: CountRecord =>
-      rec.update(r("count"), new GenericInternalRow(Array[Any](x.rows, x.oldestRetained, x.coveredUntil,
-        new GenericArrayData(x.orders.toArray))))
-    case x: RowCount => rec.update(r("row_count"), x.rows)
-    case x: DataRecord =>
+  /** What a family's record form reads and writes through this codec, for a key whose kept rows are `bags`. */
+  private final class RecordIO(bags: StoredBags, userPackages: Seq[String]) extends StoredRecordIO {
+    override def orderType: DataType = layout.orderType
+    override def width(field: String): Int = record(field).dataType.asInstanceOf[StructType].length
+    override def contentsValue(wc: WindowContents): InternalRow = WindowStateCodec.this.contentsValue(wc, bags)
+    override def readContents(row: InternalRow, ordinal: Int): WindowContents =
+      if (row.isNullAt(ordinal)) null else WindowStateCodec.this.readContents(row.getStruct(ordinal, contents.length), bags)
+    override def storedValue(value: Any): Array[Byte] = {
       val bytes = new java.io.ByteArrayOutputStream
       val out = new java.io.DataOutputStream(bytes)
-      StoredValues.write(x.state, out, userPackages)
+      StoredValues.write(value, out, userPackages)
       out.close()
-      rec.update(r("data"), new GenericInternalRow(Array[Any](x.members, bytes.toByteArray)))
-    case x: CutSessionRecord =>
-      rec.update(r("cut_session"), new GenericInternalRow(Array[Any](x.firstTime, x.nextCheck, x.latestFirst,
-        x.latestReach, x.latestRows, contentsValue(x.latest, bags))))
-    case other => throw new IllegalStateException(s"no stored form for a key's record of ${other.getClass.getName}")
+      bytes.toByteArray
+    }
+    override def valueOf(bytes: Array[Byte]): Any = {
+      val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
+      try StoredValues.read(in, userPackages) finally in.close()
+    }
   }
 
-  private def readFamilyRecord(rec: UnsafeRow, bags: StoredBags): AnyRef =
-    if (!rec.isNullAt(r("count"))) {
-      val v = rec.getStruct(r("count"), count.length)
-      val x = new CountRecord
-      x.rows = v.getLong(0)
-      x.oldestRetained = v.getLong(1)
-      x.coveredUntil = v.getLong(2)
-      val orders = v.getArray(3)
-      x.orders = new RingQueue[Any](orders.numElements())
-      var i = 0
-      while (i < orders.numElements()) {
-        x.orders.append(if (orders.isNullAt(i)) null else InternalRow.copyValue(orders.get(i, layout.orderType)))
-        i += 1
-      }
-      x.compact = false
-      x
-    } else if (!rec.isNullAt(r("row_count"))) {
-      val x = new RowCount
-      x.rows = rec.getLong(r("row_count"))
-      x
-    } else if (!rec.isNullAt(r("data"))) {
-      val v = rec.getStruct(r("data"), 2)
-      val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(v.getBinary(1)))
-      val x = new DataRecord(try StoredValues.read(in, userPackagesOfRead) finally in.close())
-      x.members = v.getInt(0)
-      x
-    } else if (!rec.isNullAt(r("cut_session"))) {
-      val v = rec.getStruct(r("cut_session"), cut.length)
-      val x = new CutSessionRecord
-      x.firstTime = v.getLong(0)
-      x.nextCheck = v.getLong(1)
-      x.latestFirst = v.getLong(2)
-      x.latestReach = v.getLong(3)
-      x.latestRows = v.getLong(4)
-      x.latest = if (v.isNullAt(5)) null else readContents(v.getStruct(5, contents.length), bags)
-      x
-    } else null
+  private def writeFamilyRecord(op: KeyedWindowOperator, rec: GenericInternalRow, bags: StoredBags): Unit =
+    if (op.state.record != null) {
+      val form = op.family.recordForm.getOrElse(throw new IllegalStateException(
+        s"${op.family.getClass.getSimpleName} keeps a record but declares no recordForm to store it in"))
+      rec.update(r(form.field), form.write(op.state.record, new RecordIO(bags, StoredFormats.userPackages(op))))
+    }
 
-  // The user packages of the engine being read (set by `load` for its duration).
-  private var userPackagesOfRead: Seq[String] = Nil
+  /** The family's record in `rec`, or null; a record of another family's form is refused, not misread. */
+  private def readFamilyRecord(op: KeyedWindowOperator, rec: UnsafeRow, bags: StoredBags): FamilyRecord = {
+    val form = op.family.recordForm
+    form.filter(f => !rec.isNullAt(r(f.field))) match {
+      case Some(f) => f.read(rec, r(f.field), new RecordIO(bags, StoredFormats.userPackages(op)))
+      case None =>
+        StoredWindowLayout.FamilyRecordFields.find(f => !rec.isNullAt(r(f))).foreach { other =>
+          throw new StoredForm.UnknownForm(s"a key's record in `$other`, which ${op.family.getClass.getSimpleName} " +
+            s"does not keep (${form.fold("no record")(f => s"its record is `${f.field}`")})")
+        }
+        null
+    }
+  }
 
   /** Every bag of rows the key holds. */
   private def keptBags(state: InMemoryWindowState): Iterator[RowBag] = {
@@ -475,19 +460,13 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
       case rc: RowContents => Iterator.single(rc.bag)
       case _ => Iterator.empty
     }
-    val fromRecord = state.record match {
-      case x: CutSessionRecord => bagOf(x.latest)
-      case _ => Iterator.empty
-    }
+    val fromRecord = if (state.record == null) Iterator.empty else state.record.heldContents.flatMap(bagOf)
     state.openWindows.flatMap(w => bagOf(w.contents)) ++ state.lateGroups.flatMap(g => bagOf(g.contents)) ++
       state.keptBags.iterator.map(_._2) ++ fromRecord
   }
 
-  /** Sets what reading an engine's contents needs (its factory and trigger packages). */
-  private[engine] def reading(op: KeyedWindowOperator): Unit = {
-    factory = op.contents
-    userPackagesOfRead = StoredFormats.userPackages(op)
-  }
+  /** Sets what reading an engine's contents needs (its factory). */
+  private def reading(op: KeyedWindowOperator): Unit = factory = op.contents
 }
 
 /** What a key's visit read of its window rows: the values as stored, so only changed ones are written back. */

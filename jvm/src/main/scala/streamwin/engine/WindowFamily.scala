@@ -34,7 +34,10 @@ trait WindowFamily extends Serializable {
   def closesByTime: Boolean
 
   /** A fresh record for a key: what the family keeps besides its windows ([[WindowState.record]]), or null. */
-  def newRecord(): AnyRef = null
+  def newRecord(): FamilyRecord = null
+
+  /** How a stream stores the family's records (families that keep one). */
+  def recordForm: Option[FamilyRecordForm] = None
 
   /** idle_timeout passed: what each window holds goes out as `partial` and is flushed; windows go on. */
   def flushIdle(op: KeyedWindowOperator): Unit =

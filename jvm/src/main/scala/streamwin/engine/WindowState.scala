@@ -30,9 +30,9 @@ trait WindowState extends Serializable {
   /** Start of the last window closed (gap filling of empty windows), if any. */
   def lastClosedStart: Option[Long]
   def lastClosedStart_=(start: Option[Long]): Unit
-  /** What a sequence family remembers of the key's rows besides its windows (row counts, retained orders). */
-  def record: AnyRef
-  def record_=(r: AnyRef): Unit
+  /** What the key's family remembers besides its windows (row counts, retained orders, a trigger's state), or null. */
+  def record: FamilyRecord
+  def record_=(r: FamilyRecord): Unit
 
   def window(start: Long): WindowEntry
   def putWindow(w: WindowEntry): Unit
@@ -87,11 +87,6 @@ trait WindowState extends Serializable {
   def clear(): Unit
 }
 
-/** A key's record that holds window contents of its own: clearing the state releases them (spilled rows). */
-trait ContentsRecord {
-  def release(): Unit
-}
-
 /**
  * A key's window state in memory: sorted maps, rows in bags. Batch keeps it for a key's whole input; a stream
  * reads it from the key's state rows at each visit and writes back what changed ([[WindowStateCodec]]).
@@ -105,7 +100,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private var shared: SharedSlices = null
   private var _progress = Long.MinValue
   private var _lastClosedStart: Option[Long] = None
-  private var _record: AnyRef = null
+  private var _record: FamilyRecord = null
   // Successive sliding windows' aggregates over the kept rows (groupBy); not stored, made again after a read from a stream's state.
   @transient private var sweep: Option[KeptRowsSweep] = null
   // Batch only: a stream feeds sliding windows rows, never slices (WindowStateCodec refuses to store them).
@@ -115,8 +110,8 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def progress_=(time: Long): Unit = _progress = time
   override def lastClosedStart: Option[Long] = _lastClosedStart
   override def lastClosedStart_=(start: Option[Long]): Unit = _lastClosedStart = start
-  override def record: AnyRef = _record
-  override def record_=(r: AnyRef): Unit = _record = r
+  override def record: FamilyRecord = _record
+  override def record_=(r: FamilyRecord): Unit = _record = r
 
   override def window(start: Long): WindowEntry = open.get(start)
   override def putWindow(w: WindowEntry): Unit = open.put(w.start, w)
@@ -193,10 +188,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     if (slices != null) slices.clear()
     if (timestamps != null) timestamps.clear()
     if (shared != null) shared.clear()
-    _record match {
-      case r: ContentsRecord => r.release()
-      case _ =>
-    }
+    if (_record != null) _record.release()
     // Contents may hold spilled rows: clearing them frees their files.
     open.values().forEach(_.contents.clear())
     late.values().forEach(_.contents.clear())

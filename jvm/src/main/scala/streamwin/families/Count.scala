@@ -1,8 +1,9 @@
 package streamwin.families
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.unsafe.types.UTF8String
-import org.apache.spark.sql.catalyst.expressions.Expression
 
 import streamwin.catalyst.{SqlWindowFunction, StreamWindow}
 import streamwin.engine._
@@ -70,7 +71,8 @@ object Count {
  * output's start and end are the first and last order_by value of the rows it holds.
  */
 final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) extends SequenceFamily {
-  override def newRecord(): AnyRef = new CountRecord
+  override def newRecord(): FamilyRecord = new CountRecord
+  override def recordForm: Option[FamilyRecordForm] = Some(CountRecord.Form)
 
   private def retained(op: KeyedWindowOperator): WindowEntry = {
     var w = op.state.window(0L)
@@ -208,7 +210,8 @@ final case class CountWindows(spec: CountWindowSpec, policies: WindowPolicies) e
  * the end of the input.
  */
 final case class OverlappingCountWindows(spec: CountWindowSpec) extends SequenceFamily {
-  override def newRecord(): AnyRef = new RowCount
+  override def newRecord(): FamilyRecord = new RowCount
+  override def recordForm: Option[FamilyRecordForm] = Some(RowCount.Form)
 
   override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
     val r = op.state.record.asInstanceOf[RowCount]
@@ -228,4 +231,69 @@ final case class OverlappingCountWindows(spec: CountWindowSpec) extends Sequence
     op.state.windows(Long.MinValue, true, Long.MaxValue, true).foreach { w =>
       if (w.held > 0) op.output(w, WindowKind.Partial)
     }
+}
+
+/** Where a key is in its rows for [[CountWindows]]. */
+final class CountRecord extends FamilyRecord with Serializable {
+  var rows = 0L
+  var oldestRetained = 0L
+  // Rows below this index have been in an emitted window.
+  var coveredUntil = 0L
+  // The order_by values a window can still start or end with (a window's start and end are its first
+  // and last row's), oldest first: the oldest retained row's, each later row's that a window starts
+  // at, and the newest row's. Other rows' are not kept: count(1000000) keeps two (its open window's first
+  // row is the oldest retained), not a million.
+  var orders = new RingQueue[Any]
+  // The row index of `orders.head` (meaningful while it is not empty).
+  var headRow = 0L
+  // False for a record just read from a stream's state: its `orders` may hold every retained row's
+  // value (as the state of earlier versions does) until [[CountWindows]] keeps only the ones above.
+  var compact = true
+
+  def retained: Long = rows - oldestRetained
+}
+
+object CountRecord {
+  /** Stored as `count`: rows, oldest_retained, covered_until, and the orders (typed by the order column). */
+  object Form extends FamilyRecordForm {
+    override val field = "count"
+
+    override def write(record: FamilyRecord, io: StoredRecordIO): Any = {
+      val x = record.asInstanceOf[CountRecord]
+      new GenericInternalRow(Array[Any](x.rows, x.oldestRetained, x.coveredUntil, new GenericArrayData(x.orders.toArray)))
+    }
+
+    override def read(row: InternalRow, ordinal: Int, io: StoredRecordIO): FamilyRecord = {
+      val v = row.getStruct(ordinal, io.width(field))
+      val x = new CountRecord
+      x.rows = v.getLong(0)
+      x.oldestRetained = v.getLong(1)
+      x.coveredUntil = v.getLong(2)
+      val orders = v.getArray(3)
+      x.orders = new RingQueue[Any](orders.numElements())
+      var i = 0
+      while (i < orders.numElements()) {
+        x.orders.append(if (orders.isNullAt(i)) null else InternalRow.copyValue(orders.get(i, io.orderType)))
+        i += 1
+      }
+      x.compact = false
+      x
+    }
+  }
+}
+
+/** How many rows an [[OverlappingCountWindows]] key has seen. */
+final class RowCount extends FamilyRecord with Serializable { var rows = 0L }
+
+object RowCount {
+  /** Stored as `row_count`. */
+  object Form extends FamilyRecordForm {
+    override val field = "row_count"
+    override def write(record: FamilyRecord, io: StoredRecordIO): Any = record.asInstanceOf[RowCount].rows
+    override def read(row: InternalRow, ordinal: Int, io: StoredRecordIO): FamilyRecord = {
+      val x = new RowCount
+      x.rows = row.getLong(ordinal)
+      x
+    }
+  }
 }

@@ -4,7 +4,6 @@ import org.apache.spark.sql.catalyst.expressions.Cast
 import org.apache.spark.sql.types.{DoubleType, NumericType}
 
 import streamwin.catalyst.{EpochSeconds, SqlWindowFunction}
-import streamwin.engine.DataRecord
 import streamwin.spec.InputColumn
 
 /**

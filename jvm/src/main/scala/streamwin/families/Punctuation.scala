@@ -1,7 +1,6 @@
 package streamwin.families
 
 import streamwin.catalyst.SqlWindowFunction
-import streamwin.engine.DataRecord
 import streamwin.spec.InputColumn
 
 /** SPL `punct()`: a row whose marker column is true closes the current window and is no member of any. */

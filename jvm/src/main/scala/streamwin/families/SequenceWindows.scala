@@ -2,7 +2,7 @@ package streamwin.families
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
 
 import streamwin.catalyst.StreamWindow
 import streamwin.engine._
@@ -62,7 +62,8 @@ object DataBoundary {
  * goes on); each output's start and end are the first and last order_by value of its rows.
  */
 final case class DataWindows(spec: DataWindowSpec) extends SequenceFamily {
-  override def newRecord(): AnyRef = new DataRecord(spec.initialState)
+  override def newRecord(): FamilyRecord = new DataRecord(spec.initialState)
+  override def recordForm: Option[FamilyRecordForm] = Some(DataRecord.Form)
   override def userClasses: Seq[Class[_]] = spec.userClasses
 
   override def place(order: Any, signal: Any, row: InternalRow, op: KeyedWindowOperator): Boolean = {
@@ -126,4 +127,31 @@ trait DataWindowSpec extends SequenceWindowSpec {
   def boundary(signal: Any, record: DataRecord): DataBoundary
 
   override def family(policies: WindowPolicies): WindowFamily = DataWindows(this)
+}
+
+/**
+ * Where a key is in its rows for [[DataWindows]]: how many rows the open window holds since it began, and
+ * what the family remembers between rows (see [[DataWindowSpec.boundary]]; a sliding window's last hit).
+ */
+final class DataRecord(var state: Any) extends FamilyRecord with Serializable {
+  var members = 0
+}
+
+object DataRecord {
+  /** Stored as `data`: members, and the state as a stored value ([[StoredRecordIO.storedValue]]). */
+  object Form extends FamilyRecordForm {
+    override val field = "data"
+
+    override def write(record: FamilyRecord, io: StoredRecordIO): Any = {
+      val x = record.asInstanceOf[DataRecord]
+      new GenericInternalRow(Array[Any](x.members, io.storedValue(x.state)))
+    }
+
+    override def read(row: InternalRow, ordinal: Int, io: StoredRecordIO): FamilyRecord = {
+      val v = row.getStruct(ordinal, io.width(field))
+      val x = new DataRecord(io.valueOf(v.getBinary(1)))
+      x.members = v.getInt(0)
+      x
+    }
+  }
 }

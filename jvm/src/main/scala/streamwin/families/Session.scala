@@ -3,7 +3,7 @@ package streamwin.families
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{And, Cast, Expression, GreaterThan, If, IsNotNull, Literal}
+import org.apache.spark.sql.catalyst.expressions.{And, Cast, Expression, GenericInternalRow, GreaterThan, If, IsNotNull, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Max, Min}
 import org.apache.spark.sql.types.{CalendarIntervalType, DayTimeIntervalType, LongType, StringType}
 
@@ -243,6 +243,7 @@ final case class SessionWindows(spec: SessionWindowSpec, lateness: Long) extends
  * row moves it into the next session (eKuiper keeps rows at the cut time for the next window).
  */
 final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
+  override def recordForm: Option[FamilyRecordForm] = Some(CutSessionRecord.Form)
   // Event-time order is the arrival order; the signal is the dynamic gap. A row without a positive
   // gap is in no session: skipped, and its time moves nothing (as a null slice in batch).
   override def rowTime(order: Any, signal: Any): Any = if (gapOf(signal) > 0) order else null
@@ -367,5 +368,42 @@ final case class CutSessions(spec: SessionWindowSpec) extends EventTimeFamily {
     session.contents.absorb(r.latest)
     session.held += r.latestRows // the rows stay counted as held, now by the session
     r.latest = null
+  }
+}
+
+/** What a key's [[CutSessions]] remember besides its window: its first row, the next check time, and its latest slice. */
+final class CutSessionRecord extends FamilyRecord with Serializable {
+  var firstTime = 0L
+  var nextCheck = Long.MaxValue
+  var latestFirst = 0L
+  var latestReach = 0L
+  var latestRows = 0L
+  var latest: WindowContents = _
+  override def heldContents: Iterator[WindowContents] = Option(latest).iterator
+  override def release(): Unit = if (latest != null) { latest.clear(); latest = null }
+}
+
+object CutSessionRecord {
+  /** Stored as `cut_session`: the times, and the latest slice's contents as a window's are stored. */
+  object Form extends FamilyRecordForm {
+    override val field = "cut_session"
+
+    override def write(record: FamilyRecord, io: StoredRecordIO): Any = {
+      val x = record.asInstanceOf[CutSessionRecord]
+      new GenericInternalRow(Array[Any](x.firstTime, x.nextCheck, x.latestFirst, x.latestReach, x.latestRows,
+        io.contentsValue(x.latest)))
+    }
+
+    override def read(row: InternalRow, ordinal: Int, io: StoredRecordIO): FamilyRecord = {
+      val v = row.getStruct(ordinal, io.width(field))
+      val x = new CutSessionRecord
+      x.firstTime = v.getLong(0)
+      x.nextCheck = v.getLong(1)
+      x.latestFirst = v.getLong(2)
+      x.latestReach = v.getLong(3)
+      x.latestRows = v.getLong(4)
+      x.latest = io.readContents(v, 5)
+      x
+    }
   }
 }

@@ -148,7 +148,8 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
   }
 
   /** A condition reading the last hit: the key remembers (last hit time in ms, hit count). */
-  override def newRecord(): AnyRef = if (spec.trigger.isEmpty) null else new DataRecord(Sliding.NoHit)
+  override def newRecord(): FamilyRecord = if (spec.trigger.isEmpty) null else new DataRecord(Sliding.NoHit)
+  override def recordForm: Option[FamilyRecordForm] = if (spec.trigger.isEmpty) None else Some(DataRecord.Form)
 
   /** The row's condition; one reading the last hit reads the key's, and updates it when it holds. */
   private def matches(time: Long, signal: Any, op: KeyedWindowOperator): Boolean = trigger match {

@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.types.DataType
 
 import streamwin.catalyst.SqlWindowFunction
-import streamwin.engine.DataRecord
 import streamwin.spec.InputColumn
 
 /** KX `.qsp.window.global` with a splitting trigger: a new window starts at each row where the predicate holds. */
