@@ -93,6 +93,33 @@ def test_configure_rejects_an_unsupported_spark(monkeypatch, version):
     )
 
 
+def test_configure_selects_rocksdb_with_changelog_checkpointing_unless_the_builder_sets_them():
+    rocksdb = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    changelog = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+    provider = "spark.sql.streaming.stateStore.providerClass"
+
+    class Builder:
+        """What configure reads and calls of a SparkSession builder (pyspark 3.5's builders share their options)."""
+
+        def __init__(self) -> None:
+            self._options: dict = {}
+
+        def config(self, key: str, value: str) -> "Builder":
+            self._options[key] = value
+            return self
+
+    def options(builder: Builder) -> dict:
+        return sw.configure(builder)._options  # type: ignore[arg-type]
+
+    chosen = options(Builder())
+    assert chosen[provider] == rocksdb and chosen[changelog] == "true"
+    kept = options(Builder().config(changelog, "false"))
+    assert kept[provider] == rocksdb and kept[changelog] == "false"
+    default_provider = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+    own = options(Builder().config(provider, default_provider))
+    assert own[provider] == default_provider and changelog not in own
+
+
 SCRIPT = textwrap.dedent(
     """
     import json, os

@@ -147,6 +147,7 @@ def jar_path(spark_version: Optional[str] = None, scala_version: Optional[str] =
 #: The state store :func:`configure` selects: it keeps streaming windows' state off the JVM heap.
 ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _STATE_STORE_KEY = "spark.sql.streaming.stateStore.providerClass"
+_CHANGELOG_KEY = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 _EXTENSIONS_KEY = "spark.sql.extensions"
 _EXTENSION_CLASS = "streamwin.StreamwinExtensions"
 
@@ -174,7 +175,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     The jar registers streamwin's SQL functions, analyzer rule and planner by itself (a
     ``SparkSessionExtensionsProvider`` service). Windows on streaming DataFrames keep their state in
     Spark's state store, on either provider; the RocksDB provider, which keeps it off the JVM heap, is
-    set too, unless the builder already names one. Jars already in ``spark.jars`` (the builder's, or
+    set too, unless the builder already names one, and with it RocksDB's changelog checkpointing
+    (each micro-batch writes only its changes: every benchmarked stream ran faster with it, Spark's own
+    aggregation too), unless the builder sets that. Jars already in ``spark.jars`` (the builder's, or
     those given to ``spark-submit --jars`` or ``--packages``) are kept. Call it
     before ``getOrCreate()``: a running session cannot load jars. An unsupported Spark raises
     :class:`UnsupportedSparkVersionError` here, naming the running version and the supported ones.
@@ -193,6 +196,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         True
         >>> spark.conf.get("spark.sql.streaming.stateStore.providerClass").endswith("RocksDBStateStoreProvider")
         True
+        >>> spark.conf.get("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled")
+        'true'
     """
     options = getattr(builder, "_options", {})
     existing = _submitted_jars() + [j for j in str(options.get("spark.jars", "")).split(",") if j]
@@ -211,4 +216,6 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             builder = builder.config(_EXTENSIONS_KEY, ",".join(named + [_EXTENSION_CLASS]))
     if _STATE_STORE_KEY not in options:
         builder = builder.config(_STATE_STORE_KEY, ROCKSDB_STATE_STORE)
+        if _CHANGELOG_KEY not in options and not _submitted_conf(_CHANGELOG_KEY):
+            builder = builder.config(_CHANGELOG_KEY, "true")
     return builder

@@ -62,7 +62,8 @@ class RowBagSuite extends AnyFunSuite with BeforeAndAfterAll {
         Iterator((b.limitBytes, r.spills, RowBag.spillCount, RowBag.spilledBytes, b.openSpillFiles, r.files))
       }.collect()
     } finally sc.setLocalProperty(RowBag.MemoryBytesConf, null)
-    assert(sc.parallelize(0 until 1, 1).map(_ => RowBag.budget.limitBytes).collect().toSeq == Seq(RowBag.DefaultMemoryBytes))
+    // Without the conf a task's bags have no cap of their own: Spark's task memory manager sizes them.
+    assert(sc.parallelize(0 until 1, 1).map(_ => RowBag.budget.limitBytes).collect().toSeq == Seq(Long.MaxValue))
     for ((limitBytes, spills, spillCount, spilledBytes, open, files) <- results) {
       assert(limitBytes == 2048L)
       assert(spills > 10 && spillCount == spills && spilledBytes > 0L)
@@ -70,6 +71,40 @@ class RowBagSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(files.nonEmpty && files.forall(f => new File(f).getName.startsWith("temp_local_")))
       assert(files.forall(f => !new File(f).exists()))
     }
+  }
+
+  test("in a task, bags hold execution memory of Spark's task memory manager, which spills them for another consumer") {
+    val sc = spark.sparkContext
+    val seen = sc.parallelize(0 until 1, 1).mapPartitions { _ =>
+      val task = org.apache.spark.TaskContext.get()
+      val rnd = new Random(11)
+      val bag = new RowBag(types)
+      val model = ArrayBuffer[R]()
+      for (i <- 0 until 20000) { val r = randomRow(rnd, i); model += r; bag.append(genericRow(r)) }
+      val budget = RowBag.budget
+      val held = budget.executionMemory
+      val pages = budget.memoryUsed
+      // Another consumer of the task asks for more execution memory than the executor has: the manager
+      // spills the other consumers first, the bags among them.
+      val other = new org.apache.spark.sql.streamwin.TaskMemoryUser(task) { override protected def spillAll(): Unit = () }
+      val granted = other.reserve(Long.MaxValue / 4)
+      val after = (budget.executionMemory, budget.memoryUsed, RowBag.spillCount)
+      other.release(granted)
+      val rows = readAll(bag.rows)
+      // More rows after the spill: pages are reserved again.
+      for (i <- 0 until 1000) { val r = randomRow(rnd, 20000 + i); model += r; bag.append(genericRow(r)) }
+      val again = budget.executionMemory
+      val all = readAll(bag.rows)
+      bag.clear()
+      Iterator((held, pages, granted, after, rows == model.take(20000), again, all == model, budget.executionMemory))
+    }.collect().head
+    val (held, pages, granted, (heldAfter, pagesAfter, spills), rowsKept, again, allKept, atEnd) = seen
+    assert(pages > 1000000L && held >= pages, s"the pages ($pages bytes) are execution memory of the task ($held)")
+    assert(granted > 0L)
+    assert(spills >= 1L && pagesAfter == 0L && heldAfter == 0L, s"spilled for the other consumer: $spills, $pagesAfter, $heldAfter")
+    assert(rowsKept && allKept, "the spilled rows read back unchanged")
+    assert(again > 0L, "pages taken after the spill are reserved again")
+    assert(atEnd <= MemoryBudget.ReserveStep * 2, s"cleared bags give the memory back: $atEnd")
   }
 
   test("task completion deletes the spill files of bags and runs left behind") {

@@ -12,20 +12,23 @@ import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streamwin.TaskMemoryUser
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.storage.BlockId
 import org.apache.spark.unsafe.Platform
 
 /**
- * Rows kept in arrival order for one window (or one key's FIFO). Appends copy the row. Spills past the
- * task's memory budget ([[RowBag.MemoryBytesConf]], shared by every bag of the task).
+ * Rows kept in arrival order for one window (or one key's FIFO). Appends copy the row. Spills when the
+ * task's [[MemoryBudget]] (shared by every bag of the task: execution memory of Spark's task memory
+ * manager, capped by [[RowBag.MemoryBytesConf]] if set) needs the memory back.
  *
  * Layout: the rows live in chunks, each one byte page holding `[length: Int][UnsafeRow bytes]` entries
  * back to back. Only the last chunk of a bag takes appends; a page's written bytes never change, so a
  * [[RowRun]] taken earlier keeps reading the same bytes whatever the bag does next. A chunk is shared
  * (reference counted) by the bag that holds it and by every live run that still has to read it; when the
- * task's budget would be exceeded, every in-memory chunk of the task is written to one temporary file
- * (one block per chunk) and its page freed; readers then load a spilled chunk's block back on their own.
+ * task's budget would be exceeded (or Spark's task memory manager asks for the memory), every in-memory
+ * chunk of the task is written to one temporary file (one block per chunk) and its page freed; readers
+ * then load a spilled chunk's block back on their own.
  * Chunks no one references any more free their page's budget, and a spill file is deleted once none of
  * its chunks is referenced: at once on dropFirst/clear/appendAll/a run's exhaustion or close(), or, for bags
  * and runs merely dropped, at a page allocation of the task after the garbage collector has found them;
@@ -299,12 +302,11 @@ object RowRun {
 
 object RowBag {
   /**
-   * The bytes of rows the bags of one task may keep on the heap before spilling, e.g. `64m` or `67108864`.
-   *
-   * Default 64 MiB: the rows are on the JVM heap outside Spark's unified memory manager, i.e. in the "user
-   * memory" share of the executor heap (40% of heap − 300 MiB by default), which every concurrent task of the
-   * executor shares; 64 MiB per task fits several cores in a 1–2 GiB executor while keeping spills rare
-   * (one file per 64 MiB) and the file count low for very large windows.
+   * A cap on the bytes of rows the bags of one task keep on the heap before they spill, e.g. `64m` or
+   * `67108864`. Unset (the default), a task's bags keep what Spark's task memory manager grants them: their
+   * pages are execution memory of the task ([[MemoryBudget]]), sized by `spark.memory.*` and spilled when any
+   * consumer of the task needs memory the executor does not have, as Spark's own sorts and aggregations are.
+   * Outside Spark tasks (and for tests) the cap is [[DefaultMemoryBytes]].
    */
   val MemoryBytesConf = "spark.streamwin.buffer.memoryBytes"
   val DefaultMemoryBytes: Long = 64L * 1024 * 1024
@@ -323,7 +325,7 @@ object RowBag {
       val b = threadBudget.get()
       if (b != null) b
       else {
-        val created = new MemoryBudget(configuredMemoryBytes(), null)
+        val created = new MemoryBudget(configuredMemoryBytes().getOrElse(DefaultMemoryBytes), null)
         threadBudget.set(created)
         created
       }
@@ -342,7 +344,7 @@ object RowBag {
     val id = java.lang.Long.valueOf(tc.taskAttemptId())
     var b = taskBudgets.get(id)
     if (b == null || b.isClosed) {
-      val created = new MemoryBudget(configuredMemoryBytes(), tc)
+      val created = new MemoryBudget(configuredMemoryBytes().getOrElse(Long.MaxValue), tc)
       taskBudgets.put(id, created)
       b = created
       tc.addTaskCompletionListener[Unit] { _ =>
@@ -355,10 +357,10 @@ object RowBag {
     b
   }
 
-  /** The configured budget: [[MemoryBytesConf]] from the session (in tasks, the job's local properties). */
-  private[engine] def configuredMemoryBytes(): Long = {
+  /** The configured cap: [[MemoryBytesConf]] from the session (in tasks, the job's local properties), if set. */
+  private[engine] def configuredMemoryBytes(): Option[Long] = {
     val value = try SQLConf.get.getConfString(MemoryBytesConf, null) catch { case NonFatal(_) => null }
-    if (value == null || value.trim.isEmpty) DefaultMemoryBytes else parseBytes(value)
+    if (value == null || value.trim.isEmpty) None else Some(parseBytes(value))
   }
 
   /** "67108864", "64m", "64MiB", "512k", "1g" -> bytes. */
@@ -403,6 +405,12 @@ object RowBag {
  * The memory budget of one task (or of one thread outside tasks), shared by all its bags: the bytes of
  * in-memory pages, the chunks (what a spill writes), the spill files not yet deleted, and the spill metrics.
  *
+ * In a task the pages are execution memory of the task: the budget reserves them from Spark's task memory
+ * manager (a step ahead, so that small pages do not each ask it) as a [[TaskMemoryUser]], and spills when the
+ * manager asks it to (another consumer of the task, or this one, needs memory the executor does not have).
+ * A grant that falls short even then does not stop the task: the page is taken on the heap all the same, as
+ * Spark's own spillable collections go on. `limitBytes` caps the pages besides (Long.MaxValue: no cap).
+ *
  * Chunks are released explicitly (reference counts), and also when they become garbage: a bag dropped
  * without clear() (e.g. an engine discarded after being serialized) is noticed through weak references at
  * a later page allocation of the task, after the JVM's garbage collector has found it; its budget is then
@@ -425,6 +433,13 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
   private val onDisk = ChunkHandle.sentinel()
   private val files = new java.util.HashSet[SpillFile]()
   private var converters: java.util.HashMap[Seq[DataType], UnsafeProjection] = _
+  // The task's execution memory these pages hold (null outside tasks).
+  private val execution: TaskMemoryUser = if (task == null) null else new TaskMemoryUser(task) {
+    override protected def spillAll(): Unit = MemoryBudget.this.spillAndRelease()
+  }
+
+  /** Bytes of the task's execution memory the budget holds now (reserved ahead of its pages). */
+  def executionMemory: Long = if (execution == null) 0L else execution.getUsed
 
   /** Bytes of in-memory pages held now. */
   def memoryUsed: Long = used
@@ -442,11 +457,27 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
   }
   def isClosed: Boolean = closed
 
-  /** Charges a new page of `bytes`, spilling first if it would exceed the budget. */
+  /** Charges a new page of `bytes`, spilling first if it would exceed the cap or Spark's grant. */
   private[engine] def acquire(bytes: Int): Unit = {
     reclaim()
-    if (used > 0L && used + bytes > limitBytes) spill()
+    if (used > 0L && used + bytes > limitBytes) spillAndRelease()
+    // (The task memory manager may spill this budget while it decides.)
+    if (execution != null && used + bytes > execution.getUsed) {
+      execution.reserve(used + bytes + MemoryBudget.ReserveStep - execution.getUsed)
+    }
     used += bytes
+  }
+
+  /** Gives back execution memory reserved well beyond the pages held. */
+  private def trimReserve(): Unit =
+    if (execution != null && execution.getUsed - used > 2 * MemoryBudget.ReserveStep) {
+      execution.release(execution.getUsed - used - MemoryBudget.ReserveStep)
+    }
+
+  /** Spills every in-memory chunk and gives back the execution memory the pages held (someone needs it). */
+  private def spillAndRelease(): Unit = {
+    spill()
+    if (execution != null) execution.release(execution.getUsed - used)
   }
 
   /** A new in-memory chunk (its page charged by acquire). */
@@ -462,6 +493,7 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
     if (c.handle.isLinked) used -= c.page.length else used -= page.length
     c.page = page
     c.handle.page = page
+    trimReserve()
   }
 
   /** A chunk nobody references any more: frees its page's budget, releases its spill block. */
@@ -470,6 +502,7 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
     h.clear() // never enqueued now
     drop(h)
     c.page = null
+    trimReserve()
   }
 
   private def drop(h: ChunkHandle): Unit = {
@@ -487,10 +520,12 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
   /** Frees the chunks the garbage collector found unreachable (bags and runs dropped without clear/close). */
   private def reclaim(): Unit = {
     var r = collected.poll()
+    if (r == null) return
     while (r != null) {
       drop(r.asInstanceOf[ChunkHandle])
       r = collected.poll()
     }
+    trimReserve()
   }
 
   private[engine] def converter(types: Seq[DataType]): UnsafeProjection = {
@@ -588,6 +623,7 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
       list.after = list
     }
     used = 0L
+    if (execution != null) execution.release(execution.getUsed)
     converters = null
     val it = files.iterator()
     while (it.hasNext) {
@@ -597,6 +633,11 @@ final class MemoryBudget private[engine] (val limitBytes: Long, private[engine] 
     }
     files.clear()
   }
+}
+
+object MemoryBudget {
+  /** How far ahead of its pages a task's budget reserves execution memory (one request per step, not per page). */
+  val ReserveStep: Long = 1L << 20
 }
 
 /** A page of rows, in memory or as one block of a spill file; shared by a bag and the runs reading it. */
