@@ -46,7 +46,7 @@ class EngineSuite extends AnyFunSuite {
       override def rows(start: Any, end: Any, kind: UTF8String, rows: RowRun): Unit = fail("slices hold no rows")
     }
     val contents = new ContentsFactory(Some(ev), out, () => fail("slices keep no rows"))
-    val op = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowPolicies.Default, contents,
+    val op = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowTriggers.Default, contents,
       new InMemoryWindowState(contents))
     op.startKey()
     op
@@ -181,6 +181,35 @@ class EngineSuite extends AnyFunSuite {
     val (hop, engine) = replay(10, 5, WindowPolicies(arrivalOrder = true), Seq(0L, 12, 7))
     assert(hop == Seq((-5L, "final", Seq(0L)), (0L, "final", Seq(0L)), (5L, "final", Seq(12L, 7)), (10L, "final", Seq(12L))))
     assert(engine.rowsLate == 0)
+  }
+
+  test("a window function's policies compose into triggers: the first that fires decides, completion outputs final last") {
+    def outputs(t: WindowTriggers, held: Long, completes: Boolean): Seq[String] = {
+      val out = scala.collection.mutable.ArrayBuffer[String]()
+      t.afterRow(held, completes)(kind => out += kind.toString, out += "purge")
+      out.toSeq
+    }
+    val both = WindowTriggers.of(WindowPolicies(countTrigger = 3, emitUpdate = true))
+    assert(both.chain.toSeq == Seq(CountTrigger(3), UpdateTrigger))
+    // Below the count: an update; at it: partial and a purge, not also an update; a completing row: update, then final.
+    assert(outputs(both, 2, completes = false) == Seq("update"))
+    assert(outputs(both, 3, completes = false) == Seq("partial", "purge"))
+    assert(outputs(both, 3, completes = true) == Seq("update", "final"))
+    assert(outputs(WindowTriggers.Default, 5, completes = false).isEmpty)
+    assert(outputs(WindowTriggers.Default, 5, completes = true) == Seq("final"))
+    // Late groups: only the count trigger fires on them (as `late`); the late-row evictor keeps or drops.
+    val late = scala.collection.mutable.ArrayBuffer[String]()
+    both.afterLateRow(3)(kind => late += kind.toString, late += "purge")
+    both.afterLateRow(2)(kind => late += kind.toString, late += "purge")
+    assert(late == Seq("late", "purge"))
+    assert(!both.lateRows.keeps && WindowTriggers.of(WindowPolicies(latePassthrough = true)).lateRows.keeps)
+    // emit_every: event times at multiples of the period plus the alignment; the first move from no progress passes one.
+    val every = WindowTriggers.of(WindowPolicies(emitEvery = 10, emitAlignment = 3))
+    assert(every.firesInEventTime && !both.firesInEventTime)
+    assert(every.nextEarlyTime(3) == 13 && every.nextEarlyTime(12) == 13 && every.nextEarlyTime(-8) == -7)
+    assert(every.passesEarlyTime(12, 13) && !every.passesEarlyTime(13, 22) && every.passesEarlyTime(Long.MinValue, 0))
+    assert(every.nextEarlyTime(Long.MaxValue - 1) == Long.MaxValue && !both.passesEarlyTime(0, 100))
+    assert(intercept[IllegalArgumentException](CountTrigger(0)).getMessage.contains("one row or more"))
   }
 
   /**
@@ -538,7 +567,7 @@ class EngineSuite extends AnyFunSuite {
       val bags = () => new RowBag(Seq(LongType))
       val contents = new ContentsFactory(Some(ev), output, bags)
       def newEngine(): RowWindowEngine =
-        new KeyedWindowOperator(CountWindowSpec(4, 2).family(WindowPolicies.Default), WindowPolicies.Default, contents,
+        new KeyedWindowOperator(CountWindowSpec(4, 2).family(WindowPolicies.Default), WindowTriggers.Default, contents,
           new InMemoryWindowState(contents))
       def run(store: Boolean): Seq[String] = {
         out.clear()

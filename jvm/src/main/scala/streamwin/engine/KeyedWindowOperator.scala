@@ -17,7 +17,8 @@ import org.apache.spark.unsafe.types.UTF8String
  *  - a row for windows already dropped is late: dropped and counted, or (passthrough) kept in a late
  *    group per window and output as `late` just before the next windows fire;
  *  - after each row, a window it joined may be output as `update` (emit_update) or as `partial` and
- *    flushed (count_trigger), one rule for every family ([[PolicyEmission]]);
+ *    flushed (count_trigger), and progress passing an emit_every time outputs the open windows: the
+ *    window function's triggers ([[WindowTriggers]], composed once from its policies), for every family;
  *  - at the end of a key's input (a batch replay's teardown) late groups and then every window go out;
  *  - on a stream with idle_timeout (KX's temporal timeout), a key that held rows for that long in
  *    processing time with nothing output outputs what each window holds as `partial` and flushes it,
@@ -30,7 +31,7 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 final class KeyedWindowOperator(
     private[engine] val family: WindowFamily,
-    val policies: WindowPolicies,
+    val triggers: WindowTriggers,
     val contents: ContentsFactory,
     val state: WindowState) extends RowWindowEngine {
 
@@ -68,11 +69,11 @@ final class KeyedWindowOperator(
     val eventTime = f.rowTime(order, signal)
     if (eventTime == null) return false // no event time: skipped
     val time = eventTime.asInstanceOf[Long]
-    val periodic = policies.passesEmitTime(state.progress, time)
+    val periodic = triggers.passesEarlyTime(state.progress, time)
     val openBefore = if (periodic) openWindows() else Nil
     lateRow = false
     val entered = f.place(time, signal, row, this)
-    if (!entered && lateRow) { if (policies.latePassthrough) passed += 1 else late += 1 }
+    if (!entered && lateRow) { if (triggers.lateRows.keeps) passed += 1 else late += 1 }
     held(heldRows.toInt)
     if (time > state.progress) state.progress = time
     settle(flushLate = false)
@@ -121,7 +122,7 @@ final class KeyedWindowOperator(
   // Once the clock, not the key's own rows, moves the key's time on, its late rows go out even when
   // no window fires: no row of the key may come to flush them.
   override def advanceTo(watermark: Long): Unit = if (watermark > state.progress) {
-    val periodic = policies.passesEmitTime(state.progress, watermark)
+    val periodic = triggers.passesEarlyTime(state.progress, watermark)
     val openBefore = if (periodic) openWindows() else Nil
     state.progress = watermark
     settle(flushLate = true)
@@ -149,7 +150,7 @@ final class KeyedWindowOperator(
       else state.windows(Long.MinValue, true, Long.MaxValue, true)
         .map(w => if (!w.fired || w.changed) family.fireAt(w) else family.dropAt(w)).min
     val early =
-      if (policies.emitEvery > 0 && state.hasWindows && state.progress != Long.MinValue) policies.nextEmitTime(state.progress)
+      if (triggers.firesInEventTime && state.hasWindows && state.progress != Long.MinValue) triggers.nextEarlyTime(state.progress)
       else Long.MaxValue
     val due = math.min(windows, early)
     if (!state.hasLateGroups || state.progress == Long.MaxValue) due else math.min(due, state.progress + 1)
@@ -212,7 +213,7 @@ final class KeyedWindowOperator(
     w.changed = true
     afterRow(w.held, completes)(kind => output(w, kind), flush(w))
     // A fired window just output this row as an update: no re-fire needed for it.
-    if (policies.emitUpdate && w.fired) w.changed = false
+    if (triggers.outputsEveryRow && w.fired) w.changed = false
   }
 
   /** A slice's rows joined window `w` (its contents merged the slice's buffer). */
@@ -225,7 +226,7 @@ final class KeyedWindowOperator(
   /** The row belongs to window [start, end), already dropped: late (kept in its late group under passthrough). */
   def arrivedLate(start: Long, end: Long, row: InternalRow): Unit = {
     lateRow = true
-    if (policies.latePassthrough) {
+    if (triggers.lateRows.keeps) {
       var group = state.lateGroup(start)
       if (group == null) {
         group = new WindowEntry(start, end, contents.buffered())
@@ -234,17 +235,18 @@ final class KeyedWindowOperator(
       group.contents.append(row)
       group.held += 1
       heldRows += 1
-      if (policies.countTrigger > 0 && group.held >= policies.countTrigger) { emit(group, WindowKind.Late); flush(group) }
+      triggers.afterLateRow(group.held)(kind => emit(group, kind), flush(group))
     }
   }
 
   /**
-   * What a window outputs right after a row joined it, for every family ([[PolicyEmission]]):
-   * `final` when the row completes it, else `partial` and a flush at the count trigger, else
-   * `update` under emit="update". `held` is the rows it holds that no count trigger took yet.
+   * What a window outputs right after a row joined it, for every family ([[WindowTriggers.afterRow]]):
+   * `final` when the row completes it (after an `update` under emit="update"), else what the first
+   * trigger that fires outputs (`partial` and a flush at the count trigger, `update` under emit="update").
+   * `held` is the rows it holds that no trigger took yet.
    */
   def afterRow(held: Long, completes: Boolean)(output: UTF8String => Unit, flush: => Unit): Unit =
-    PolicyEmission.afterRow(policies, held, completes)(output, flush)
+    triggers.afterRow(held, completes)(output, flush)
 
   /** A row is found to be in no window at all once it leaves (eKuiper's end-aligned count windows). */
   def countInNoWindow(): Unit = unwindowed += 1
@@ -324,7 +326,7 @@ final class KeyedWindowOperator(
     due.foreach { w =>
       if (!w.fired) {
         family.beforeFire(w, this)
-        if (family.outputsWhenFired(w, policies)) output(w, WindowKind.Final)
+        if (family.outputsWhenFired(w, triggers)) output(w, WindowKind.Final)
       } else if (w.changed) {
         output(w, WindowKind.Update)
       }

@@ -358,7 +358,7 @@ object RowBag {
   }
 
   /** The configured cap: [[MemoryBytesConf]] from the session (in tasks, the job's local properties), if set. */
-  private[engine] def configuredMemoryBytes(): Option[Long] = {
+  private[streamwin] def configuredMemoryBytes(): Option[Long] = {
     val value = try SQLConf.get.getConfString(MemoryBytesConf, null) catch { case NonFatal(_) => null }
     if (value == null || value.trim.isEmpty) None else Some(parseBytes(value))
   }

@@ -53,7 +53,7 @@ trait WindowFamily extends Serializable {
   def refires: Boolean = false
 
   /** True when `w` has something to output as `final` (by default: rows a count trigger did not take). */
-  def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = w.held > 0 || policies.emitEmpty
+  def outputsWhenFired(w: WindowEntry, triggers: WindowTriggers): Boolean = w.held > 0 || triggers.emitEmpty
 
   /**
    * The start a window (or late group) is output with. A window's state key is its start, unless a

@@ -2,8 +2,9 @@ package streamwin.engine
 
 /**
  * The event-time policies every window function takes as options (seed 000: KX lateness,
- * passthrough, countTrigger, skipEmptyWindows; seed 002: Quix grace, current()/final()), as the
- * operator applies them. Parsed from a function's options by [[streamwin.spec.PolicyOptions]].
+ * passthrough, countTrigger, skipEmptyWindows; seed 002: Quix grace, current()/final()), as a window
+ * function's options say them. Parsed from the options by [[streamwin.spec.PolicyOptions]]; the operator
+ * applies them as trigger objects and a late-row evictor composed from them ([[WindowTriggers]]).
  *
  * @param arrivalOrder   an explicit `order_by` on a time window: rows arrive per key in that order,
  *                       so they can be late (without it they arrive in event-time order)
@@ -46,16 +47,6 @@ final case class WindowPolicies(
 
   /** The policies that apply to a batch input, which has no processing time (no idle_timeout). */
   def inBatch: WindowPolicies = if (idleTimeout == 0L) this else copy(idleTimeout = 0L)
-
-  /** True when progress moving from `from` to `to` passes a multiple of `emitEvery` (from < m <= to). */
-  def passesEmitTime(from: Long, to: Long): Boolean =
-    emitEvery > 0 && to > from && (from == Long.MinValue || nextEmitTime(from) <= to)
-
-  /** The first multiple of `emitEvery` (plus alignment) after `time`. */
-  def nextEmitTime(time: Long): Long = {
-    val next = time - Math.floorMod(time - emitAlignment, emitEvery) + emitEvery
-    if (next < time) Long.MaxValue else next // overflow near the end of time
-  }
 
   // (The order_by column itself is shown by the window expression.)
   override def toString: String = Seq(

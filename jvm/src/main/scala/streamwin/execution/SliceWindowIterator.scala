@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator, RowBag,
-  RowRun, WindowOutput, WindowPolicies}
+  RowRun, WindowOutput, WindowPolicies, WindowTriggers}
 import streamwin.spec.WindowSpec
 
 /**
@@ -55,7 +55,7 @@ final class SliceWindowIterator(
       throw new IllegalStateException("slices are aggregated: a window fed slices holds no rows")
   }
   private val contents = new ContentsFactory(Some(feeder.evaluator), windowOutput, NoRowBags)
-  private val operator = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowPolicies.Default, contents,
+  private val operator = new KeyedWindowOperator(spec.family(WindowPolicies.Default), WindowTriggers.Default, contents,
     new InMemoryWindowState(contents))
   operator.startKey()
 

@@ -7,7 +7,7 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, AttributeSet, SortOrder, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution}
-import org.apache.spark.sql.execution.{GroupedIterator, SparkPlan}
+import org.apache.spark.sql.execution.{GroupedIterator, SortExec, SparkPlan}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreProviderId}
 import org.apache.spark.sql.streamwin.{OperatorStateStores, OperatorStoresRDD, OperatorStoresWriter, PlannedMicroBatch,
@@ -67,14 +67,12 @@ case class StatefulWindowExec(
     else StatefulOperatorPartitioning.getCompatibleDistribution(keys,
       stateInfo.map(_.numPartitions).getOrElse(conf.numShufflePartitions), conf) :: Nil
 
-  // Each key's rows together, in the order the engine takes them: slices by start (several map tasks
-  // may send slices of the same start), rows by arrival order.
-  override def requiredChildOrdering: Seq[Seq[SortOrder]] = {
-    val within = feed match {
-      case WindowFeed.Slices(ordinal) => child.output(ordinal)
-      case WindowFeed.Rows(order, _, _) => order
-    }
-    (keys :+ within).map(SortOrder(_, Ascending)) :: Nil
+  // Each key's slices together, by start (several map tasks may send slices of the same start). Rows are
+  // grouped by key and put in arrival order by the task itself (KeyedRowGroups), which sorts only the keys
+  // whose rows did not come in order.
+  override def requiredChildOrdering: Seq[Seq[SortOrder]] = feed match {
+    case WindowFeed.Slices(ordinal) => (keys :+ child.output(ordinal)).map(SortOrder(_, Ascending)) :: Nil
+    case _: WindowFeed.Rows => Seq(Nil)
   }
 
   override def shortName: String = StatefulWindowExec.ShortName
@@ -127,8 +125,13 @@ case class StatefulWindowExec(
     // The scan reads every key's record: from the next micro-batch of the run on, the progress gathered
     // bounds every key's.
     if (times.scan && times.now.isDefined) for (s <- settling; b <- microBatch) s.cover(b.runId, b.batchId + 1)
+    val fallbackSort = feed match {
+      case WindowFeed.Rows(order, _, _) => Some(KeyedRowGroups.fallbackSort(keys, order, child.output))
+      case _ => None
+    }
     new OperatorStoresRDD[InternalRow, InternalRow](child.execute(), info, stores, session.sessionState,
-      Some(OperatorStateStores.coordinator(session)), (opened, input) => new Partition(opened, input, times, info.queryRunId).output)
+      Some(OperatorStateStores.coordinator(session)),
+      (opened, input) => new Partition(opened, input, times, info.queryRunId, fallbackSort).output)
   }
 
   /** The clock of one micro-batch (µs): before a key's rows, after them, and processing time; `scan`: look for due keys. */
@@ -136,7 +139,7 @@ case class StatefulWindowExec(
 
   /** One task: its partition's store and the micro-batch's rows of its keys, through a kit of this thread. */
   private final class Partition(opened: Seq[StateStore], input: Iterator[InternalRow], times: ClockTimes,
-      queryRunId: java.util.UUID) {
+      queryRunId: java.util.UUID, fallbackSort: Option[SortExec]) {
     private val stores = opened.map(RowStore(_))
     private val store = stores.head
     private val kitKey = blueprint.canonical(keys, feed)
@@ -154,7 +157,10 @@ case class StatefulWindowExec(
       case k: SliceWindowsKit if settling.isDefined => k.resetProgress(); Some(k)
       case _ => None
     }
-    private val groups = GroupedIterator(input, keys, child.output)
+    private val groups = (feed, fallbackSort) match {
+      case (WindowFeed.Rows(order, _, _), Some(sort)) => new KeyedRowGroups(input, keys, order, child.output, sort).groups
+      case _ => GroupedIterator(input, keys, child.output)
+    }
     private var written = 0L
     private var removed = 0L
     private var updatesNs = 0L

@@ -289,8 +289,8 @@ final case class AlignedWindows(spec: TimeWindowSpec, lateness: Long, emitEmpty:
   }
 
   // A window fed slices was opened by a slice it holds.
-  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
-    (w.contents eq NoContents) || super.outputsWhenFired(w, policies)
+  override def outputsWhenFired(w: WindowEntry, triggers: WindowTriggers): Boolean =
+    (w.contents eq NoContents) || super.outputsWhenFired(w, triggers)
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
 

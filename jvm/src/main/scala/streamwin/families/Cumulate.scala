@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.unsafe.types.UTF8String
 
 import streamwin.catalyst.{SliceStart, SqlWindowFunction, StreamWindow}
-import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, NoContents, Slice, WindowEntry, WindowFamily, WindowPolicies}
+import streamwin.engine.{EventTimeFamily, KeyedWindowOperator, NoContents, Slice, WindowEntry, WindowFamily, WindowPolicies, WindowTriggers}
 import streamwin.spec._
 
 /**
@@ -157,8 +157,8 @@ final case class CumulativeWindows(spec: CumulateWindowSpec, lateness: Long) ext
   }
 
   // A window fed slices was opened by a slice it holds.
-  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean =
-    (w.contents eq NoContents) || super.outputsWhenFired(w, policies)
+  override def outputsWhenFired(w: WindowEntry, triggers: WindowTriggers): Boolean =
+    (w.contents eq NoContents) || super.outputsWhenFired(w, triggers)
 
   override def fireAt(w: WindowEntry): Long = w.end + lateness
 

@@ -78,7 +78,7 @@ final case class SlidingWindowSpec(size: Long, delay: Long = 0L, when: Boolean =
 
   override def planSelect(policies: WindowPolicies): SelectPlan = SelectPlan.ReplayRows
 
-  override def family(policies: WindowPolicies): WindowFamily = SlidingWindows(this, policies.lateness, policies.emitUpdate)
+  override def family(policies: WindowPolicies): WindowFamily = SlidingWindows(this, policies.lateness)
 
   /** The end of the window of event time t: t itself (included), or t + delay (excluded). */
   def endOf(t: Long): Long = t + delay
@@ -137,7 +137,7 @@ object Sliding {
  * key's kept rows (by event time), which stay while an open or future window can hold them; each
  * output reads the rows of its range, so its cost grows with the window's row count.
  */
-final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpdate: Boolean) extends EventTimeFamily {
+final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long) extends EventTimeFamily {
   // With a condition, the host feeds the event time as the order and the condition as the signal.
   override def rowTime(order: Any, signal: Any): Any = if (spec.when) order else signal
 
@@ -180,7 +180,8 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
     op.state.keepRow(time, row)
     op.keptRowsChanged(1)
     if (ownOpen && op.state.window(ownStart) == null) op.open(ownStart, spec.endOf(time), NoContents)
-    if (emitUpdate) holding.toVector.foreach(op.enter(_, row, append = false))
+    // Under emit="update" the row also changes the earlier windows holding it: they output too.
+    if (op.triggers.outputsEveryRow) holding.toVector.foreach(op.enter(_, row, append = false))
     true
   }
 
@@ -196,7 +197,7 @@ final case class SlidingWindows(spec: SlidingWindowSpec, lateness: Long, emitUpd
 
   override def fireAt(w: WindowEntry): Long = lastHeld(w) + lateness + 1
 
-  override def outputsWhenFired(w: WindowEntry, policies: WindowPolicies): Boolean = true
+  override def outputsWhenFired(w: WindowEntry, triggers: WindowTriggers): Boolean = true
 
   override def output(w: WindowEntry, kind: UTF8String, op: KeyedWindowOperator): Unit =
     if (op.state.hasTimestampSlices) {

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.types.DataType
 
 import streamwin.engine.{AggregateEvaluator, ContentsFactory, InMemoryWindowState, KeyedWindowOperator,
-  RowWindowEngine, SliceBounds, WindowFamily, WindowPolicies}
+  RowWindowEngine, SliceBounds, WindowFamily, WindowPolicies, WindowTriggers}
 
 /**
  * What a window function asked for, validated and normalised, and everything the rest of streamwin
@@ -60,8 +60,8 @@ trait WindowSpec extends Serializable {
    */
   def replayEngine(policies: WindowPolicies, contents: ContentsFactory, evaluator: Option[AggregateEvaluator])
       : () => RowWindowEngine = {
-    val windows = family(policies)
-    () => new KeyedWindowOperator(windows, policies, contents, new InMemoryWindowState(contents))
+    val (windows, triggers) = (family(policies), WindowTriggers.of(policies))
+    () => new KeyedWindowOperator(windows, triggers, contents, new InMemoryWindowState(contents))
   }
 
   /**
