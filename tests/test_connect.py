@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,30 @@ SCRIPT = textwrap.dedent(
 ).replace("# <tumbling stream>\n", TUMBLING_STREAM)
 
 
+def run_to_exit(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> tuple[int, str, str]:
+    """Runs the script until it exits, then ends what it left behind.
+
+    The local Connect server is a child JVM that inherits the script's stdout and stderr; when its
+    shutdown hangs (pyspark 3.5, CI 2026-12-02: the script exited 0, the server kept the pipes open
+    for 10 minutes), waiting for the pipes to close never ends. So output goes to files, the wait is
+    for the script's own exit, and its process group is killed after it."""
+    out, err = cwd / "script.out", cwd / "script.err"
+    with open(out, "w") as stdout, open(err, "w") as stderr:
+        proc = subprocess.Popen(args, stdout=stdout, stderr=stderr, env=env, cwd=cwd, start_new_session=True)
+        try:
+            returncode = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    assert returncode is not None, f"the script ran past {timeout} s:\n{out.read_text()[-3000:]}\n{err.read_text()[-6000:]}"
+    return returncode, out.read_text(), err.read_text()
+
+
 def test_windows_under_spark_connect(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     jar = subprocess.run([str(ROOT / "bin" / "connect-jar"), pyspark.__version__], capture_output=True, text=True,
@@ -70,10 +95,9 @@ def test_windows_under_spark_connect(tmp_path):
     assert jar.returncode == 0, jar.stderr[-3000:]
     if jar.stdout.strip():
         env["CONNECT_JAR"] = jar.stdout.strip()
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600,
-                          cwd=tmp_path)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    returncode, stdout, stderr = run_to_exit([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, timeout=600)
+    lines = [l for l in stdout.splitlines() if l.startswith("RESULT ")]
+    assert returncode == 0 and lines, f"{stdout[-3000:]}\n{stderr[-6000:]}"
     result = json.loads(lines[-1][len("RESULT "):])
     assert result["connect"].startswith("pyspark.sql.connect")
     assert result["timed"] == [[0, "final", 5], [10, "final", 12]]
