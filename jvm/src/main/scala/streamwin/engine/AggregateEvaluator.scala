@@ -23,7 +23,8 @@ class AggregateEvaluator(
 
   private val offsets: Seq[Int] = functions.scanLeft(0)(_ + _.aggBufferAttributes.size).init
   val bufferWidth: Int = functions.map(_.aggBufferAttributes.size).sum
-  val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType))
+  // Indexed: every new buffer (SpecificInternalRow) asks for their number.
+  val bufferTypes: Seq[DataType] = functions.flatMap(_.aggBufferAttributes.map(_.dataType)).toIndexedSeq
 
   // Imperative functions evaluate their inputs themselves (so they are bound to the input schema)
   // and address their slots by offset; both buffers of a merge share the same layout.
@@ -80,7 +81,7 @@ class AggregateEvaluator(
   private val mergeProjection: MutableProjection =
     MutableProjection.create(slotExpressions(_.mergeExpressions), bufferAttrs ++ inputBufferAttrs)
 
-  private val resultTypes: Seq[DataType] = functions.map(_.dataType)
+  private val resultTypes: Seq[DataType] = functions.map(_.dataType).toIndexedSeq
   private val evalProjection: MutableProjection = MutableProjection.create(
     functions.map {
       case d: DeclarativeAggregate => d.evaluateExpression

@@ -113,7 +113,9 @@ final class TaggedOutput(writer: WindowRowWriter, out: OutputSink) extends Windo
 
 /** New, empty bags of the input's rows. */
 final class NewRowBag(types: Seq[DataType]) extends (() => RowBag) with Serializable {
-  override def apply(): RowBag = new RowBag(types)
+  // Indexed: a bag asks for their number, and a window fed rows makes a bag per kept timestamp.
+  private val indexed = types.toIndexedSeq
+  override def apply(): RowBag = new RowBag(indexed)
 }
 
 
