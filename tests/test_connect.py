@@ -55,7 +55,7 @@ SCRIPT = textwrap.dedent(
     }), flush=True)
     # The results are in. pyspark 3.5's local Connect server sometimes never returns from its
     # shutdown (CI, 2026-11-29: RESULT printed, then 10 minutes without exit), so a stop that
-    # hangs ends the process; the gateway JVM exits when this process's pipe closes.
+    # hangs ends the process; the server itself may outlive it, so the test ends it (run_to_exit).
     import threading
     threading.Timer(120, lambda: os._exit(0)).start()
     spark.stop()
