@@ -55,8 +55,9 @@ def draw_chart(results: Union[Sequence[dict], dict], path: Path, title: Optional
     axes = figure.add_subplot()
     height = 0.38
     positions = range(len(cases))
-    # A floor row (run.py's "floor: ...") is Spark's own rate without windows: one bar, no ratio.
-    floor = [str(row["case"]).startswith("floor:") for row in cases]
+    # A floor row (run.py's "floor: ...", and "stream hopping's slice floor: ...") is Spark's own rate:
+    # one bar in the floor's colour, no ratio.
+    floor = ["floor:" in str(row["case"]) for row in cases]
     compared = [p for p in positions if not floor[p] and "spark_rows_per_s" in cases[p]]
     alone = [p for p in positions if not floor[p] and "spark_rows_per_s" not in cases[p]]
     ours = [cases[p]["streamwin_rows_per_s"] for p in compared]
