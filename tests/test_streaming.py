@@ -462,6 +462,15 @@ def test_exactly_once_across_restarts_from_the_checkpoint(spark, tmp_path, state
     sink, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     restarts = 0
     while True:
+        if restarts == 6:
+            # A stop that lands after the last data batch commits but before the no-data batch that
+            # applies its watermark leaves the last windows open: Spark runs a no-data batch only on
+            # the previous execution's word, and a restarted query has none. One more row of the
+            # watermark key (left out of the comparison) starts a data batch, as new input would.
+            tail = tmp_path / "in" / "part-9999.json"
+            tail.write_text(json.dumps({"k": "zz", "s": SENTINEL_S + 1, "seq": max(r[2] for r in rows) + 1,
+                                        "v": 1, "flag": False}) + "\n")
+            os.utime(tail, (2_000_000, 2_000_000))
         query = (
             build(_source(spark, tmp_path / "in", "10 minutes")).writeStream.format("parquet")
             .option("path", str(sink)).option("checkpointLocation", str(checkpoint)).outputMode("append").start()
