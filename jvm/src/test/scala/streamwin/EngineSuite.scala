@@ -779,8 +779,9 @@ class EngineSuite extends AnyFunSuite {
       val kept = new java.util.TreeMap[java.lang.Long, RowBag]
       val sweep = new KeptRowsSweep(sums)
       def keep(time: Long): Unit = {
-        kept.computeIfAbsent(time, _ => new RowBag(Seq(LongType))).append(new GenericInternalRow(Array[Any](rnd.nextInt(100).toLong)))
-        sweep.rowKept(time)
+        val row = new GenericInternalRow(Array[Any](rnd.nextInt(100).toLong))
+        kept.computeIfAbsent(time, _ => new RowBag(Seq(LongType))).append(row)
+        sweep.rowKept(time, row)
       }
       var end = 0L
       for (_ <- 1 to 200) {
@@ -853,7 +854,7 @@ class EngineSuite extends AnyFunSuite {
       var sweep = new KeptRowsSweep(eval)
       val stream = rows.zipWithIndex.map { case ((t, rs), i) =>
         if (i % (1 + rnd.nextInt(9)) == 0) sweep = new KeptRowsSweep(eval)
-        rs.foreach(r => kept.computeIfAbsent(t, _ => new RowBag(Seq(DoubleType))).append(r))
+        rs.foreach { r => kept.computeIfAbsent(t, _ => new RowBag(Seq(DoubleType))).append(r); sweep.rowKept(t, r) }
         bits(sweep.aggregate(t - size, t, (first, last) =>
           kept.subMap(first, true, last, true).entrySet().asScala.iterator.map(e => (e.getKey.longValue, e.getValue.rows))).copy())
       }

@@ -1,6 +1,7 @@
 package streamwin.engine
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 
 /**
  * A slice: rows of one key pre-aggregated into one buffer before they reach the window operator
@@ -346,19 +347,50 @@ object TimestampSlices {
  * newest timestamp the sweep holds (out of event-time order, or a tie), or a window that starts or ends
  * before the previous one, makes it start again from the kept rows. Not stored: an engine read from a
  * stream's state starts again at its first output.
+ *
+ * Once it has read the kept rows, it folds each row kept after them as it comes (`rowKept`) into a pending
+ * buffer of its timestamp, in the order rows are kept, as reading the timestamp's bag would: later windows
+ * then take those buffers without reading the kept rows again. A row kept behind the newest pending
+ * timestamp makes it read the kept rows after its last window again.
  */
 final class KeptRowsSweep(evaluator: AggregateEvaluator) {
   private var slices: TimestampSlices = null
   private var from = Long.MinValue
   private var coveredTo = Long.MinValue
   private var valid = false
+  // The buffers of the timestamps after coveredTo, by time: every kept row after coveredTo is in one when `eager`.
+  private val pending = new RingQueue[PendingTimestamp]
+  private var eager = false
+  // A buffer of strings or decimals holds values of the row it was updated with: a row folded as it is kept
+  // (a task's reused row) is copied first, as the kept rows' bags do.
+  private val copiesRows = !evaluator.bufferTypes.forall(UnsafeRow.isFixedLength)
 
-  /** A row was kept at `time`: the sweep holds it only if it comes after every timestamp the sweep holds. */
-  def rowKept(time: Long): Unit = if (valid && time <= coveredTo) valid = false
+  /**
+   * A row was kept at `time`: the sweep holds it only if it comes after every timestamp the sweep holds
+   * (and folds it at once when it holds every kept row after them).
+   */
+  def rowKept(time: Long, row: InternalRow): Unit =
+    if (valid && time <= coveredTo) { valid = false; dropPending() }
+    else if (eager) {
+      if (pending.nonEmpty && pending.last.time == time) evaluator.update(pending.last.buffer, own(row))
+      else if (pending.isEmpty || pending.last.time < time) {
+        val buffer = evaluator.newBuffer()
+        evaluator.update(buffer, own(row))
+        pending.append(new PendingTimestamp(time, buffer))
+      } else dropPending() // behind a pending timestamp: the next window reads the kept rows after coveredTo
+    }
+
+  private def own(row: InternalRow): InternalRow = if (copiesRows) row.copy() else row
+
+  private def dropPending(): Unit = {
+    pending.clear()
+    eager = false
+  }
 
   def reset(): Unit = {
     if (slices != null) slices.clear()
     valid = false
+    dropPending()
   }
 
   /** The aggregate of the kept rows with start <= time <= end (`timestamps` gives them, by time). */
@@ -370,19 +402,35 @@ final class KeptRowsSweep(evaluator: AggregateEvaluator) {
     }
     if (!valid || start < from || end < coveredTo) {
       slices.clear()
+      dropPending()
       coveredTo = Long.MinValue
       valid = true
     }
     from = start
     if (end > coveredTo) {
       val next = if (coveredTo == Long.MinValue) start else math.max(coveredTo + 1, start)
-      timestamps(next, end).foreach { case (time, rows) =>
-        val buffer = evaluator.newBuffer()
-        try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
-        slices.keep(time, buffer)
+      if (eager) {
+        while (pending.nonEmpty && pending.head.time <= end) {
+          val p = pending.removeHead()
+          if (p.time >= next) slices.keep(p.time, p.buffer)
+        }
+      } else {
+        def fold(first: Long, last: Long)(into: (Long, InternalRow) => Unit): Unit =
+          timestamps(first, last).foreach { case (time, rows) =>
+            val buffer = evaluator.newBuffer()
+            try rows.foreach(evaluator.update(buffer, _)) finally rows.close()
+            into(time, buffer)
+          }
+        fold(next, end)(slices.keep)
+        // The rows kept after this window: from now on, rows kept after them are folded as they come.
+        if (end < Long.MaxValue) fold(end + 1, Long.MaxValue)((time, buffer) => pending.append(new PendingTimestamp(time, buffer)))
+        eager = true
       }
       coveredTo = end
     }
     slices.aggregate(start, end)
   }
 }
+
+/** A timestamp's buffer that [[KeptRowsSweep]] folds as its rows are kept, before a window takes it. */
+private final class PendingTimestamp(val time: Long, val buffer: InternalRow)

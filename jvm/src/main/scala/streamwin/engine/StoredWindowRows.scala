@@ -272,8 +272,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     val lateStarts = writeEntries(LateGroup, state.lateGroups, loaded.lateGroups)
     val rec = new GenericInternalRow(recordWidth)
     writeFamilyRecord(op, rec, bags)
-    val kept = state.keptBags
-    rec.update(r("kept"), new GenericArrayData(kept.map { case (time, bag) =>
+    rec.update(r("kept"), new GenericArrayData(state.keptBags.map { case (time, bag) =>
       new GenericInternalRow(Array[Any](time, bags.write(bag)))
     }.toArray[Any]))
     rec.update(r("format"), StoredWindowLayout.Format)
@@ -462,7 +461,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
     }
     val fromRecord = if (state.record == null) Iterator.empty else state.record.heldContents.flatMap(bagOf)
     state.openWindows.flatMap(w => bagOf(w.contents)) ++ state.lateGroups.flatMap(g => bagOf(g.contents)) ++
-      state.keptBags.iterator.map(_._2) ++ fromRecord
+      state.keptBags.map(_._2) ++ fromRecord
   }
 
   /** Sets what reading an engine's contents needs (its factory). */

@@ -134,7 +134,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def keepRow(time: Long, row: InternalRow): Unit = {
     kept.computeIfAbsent(time, _ => contents.bag()).append(row)
     keptCount += 1
-    if (sweep != null) sweep.foreach(_.rowKept(time))
+    if (sweep != null) sweep.foreach(_.rowKept(time, row))
   }
   override def aggregateKeptRows(from: Long, to: Long): Option[InternalRow] = {
     if (sweep == null) sweep = contents.keptRowsSweep()
@@ -179,8 +179,8 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   // What a stream's window state (WindowStateCodec) reads and restores besides the interface.
   private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
   private[engine] def lateGroups: Iterator[WindowEntry] = iterate(late.values().iterator())
-  private[engine] def keptBags: Seq[(Long, RowBag)] =
-    iterate(kept.entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue)).toVector
+  private[engine] def keptBags: Iterator[(Long, RowBag)] =
+    iterate(kept.entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue))
   private[engine] def restoreKept(time: Long, bag: RowBag): Unit = kept.put(time, bag)
   private[engine] def slicesIfAny: KeptSlices = slices
 
