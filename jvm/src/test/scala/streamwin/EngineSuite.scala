@@ -58,6 +58,30 @@ class EngineSuite extends AnyFunSuite {
     s
   }
 
+  test("new buffers are initialised and independent of each other and of the results (decimal and object slots too)") {
+    val d = AttributeReference("d", org.apache.spark.sql.types.DecimalType(20, 2))()
+    val fs: Seq[AggregateFunction] = Seq(Sum(v), Max(v), Sum(d), CollectList(v), Count(v))
+    val ev = new AggregateEvaluator(fs, fs.map(_ => None), Seq(v, d))
+    def in(x: Long) = new GenericInternalRow(Array[Any](x, org.apache.spark.sql.types.Decimal(x * 100 + 1, 20, 2)))
+    def values(r: InternalRow): Seq[Any] = Seq(if (r.isNullAt(0)) null else r.getLong(0), if (r.isNullAt(1)) null else r.getLong(1),
+      if (r.isNullAt(2)) null else r.getDecimal(2, 20, 2).toJavaBigDecimal, r.getArray(3).toLongArray().toSeq, r.getLong(4))
+    val empty = values(ev.evaluate(ev.newBuffer()))
+    assert(empty == Seq(null, null, null, Seq.empty, 0L))
+    val a = ev.newBuffer()
+    Seq(3L, 9L).foreach(x => ev.update(a, in(x)))
+    val resultA = ev.evaluate(a)
+    val b = ev.newBuffer()
+    assert(values(ev.evaluate(b)) == empty, "a buffer made after another was updated starts empty")
+    ev.update(b, in(5L))
+    ev.merge(b, a)
+    assert(values(ev.evaluate(b)) == Seq(17L, 9L, new java.math.BigDecimal("17.03"), Seq(5L, 3L, 9L), 3L))
+    assert(values(resultA) == Seq(12L, 9L, new java.math.BigDecimal("12.02"), Seq(3L, 9L), 2L),
+      "a result does not change with the buffers after it")
+    val blank = ev.blankBuffer()
+    (0 until ev.bufferWidth).foreach(i => blank.update(i, a.get(i, ev.bufferTypes(i))))
+    assert(values(ev.evaluate(blank)) == values(resultA), "a blank buffer holds what its caller sets")
+  }
+
   test("FIFO aggregate equals the aggregate of the queue after any push/evict sequence") {
     val rnd = new Random(7)
     for (_ <- 1 to 30) {

@@ -81,7 +81,6 @@ class AggregateEvaluator(
   private val mergeProjection: MutableProjection =
     MutableProjection.create(slotExpressions(_.mergeExpressions), bufferAttrs ++ inputBufferAttrs)
 
-  private val resultTypes: Seq[DataType] = functions.map(_.dataType).toIndexedSeq
   private val evalProjection: MutableProjection = MutableProjection.create(
     functions.map {
       case d: DeclarativeAggregate => d.evaluateExpression
@@ -92,12 +91,34 @@ class AggregateEvaluator(
 
   private val joined = new JoinedRow
 
-  /** A new, initialised buffer. */
-  def newBuffer(): InternalRow = {
+  // Windows make a buffer per row, slice or output, and Spark's SpecificInternalRow(types) maps the types to
+  // slots anew each time (a tenth of a count sliding window's stream): new buffers copy the slots of templates.
+  private val bufferTemplate: SpecificInternalRow = {
     val b = new SpecificInternalRow(bufferTypes)
     initialize(b)
     b
   }
+  // Copied slots of primitive types hold their initial values; an object slot's value may be mutable, so
+  // buffers with one are initialised again.
+  private val copyIsInitialised = bufferTemplate.values.forall(!_.isInstanceOf[MutableAny])
+  private val resultTemplate = new SpecificInternalRow(functions.map(_.dataType))
+
+  private def copySlots(template: SpecificInternalRow): SpecificInternalRow = {
+    val slots = new Array[MutableValue](template.values.length)
+    var i = 0
+    while (i < slots.length) { slots(i) = template.values(i).copy(); i += 1 }
+    new SpecificInternalRow(slots)
+  }
+
+  /** A new, initialised buffer. */
+  def newBuffer(): InternalRow = {
+    val b = copySlots(bufferTemplate)
+    if (!copyIsInitialised) initialize(b)
+    b
+  }
+
+  /** A new buffer for a caller that sets every slot: its values are not initialised. */
+  def blankBuffer(): InternalRow = copySlots(bufferTemplate)
 
   def initialize(buffer: InternalRow): Unit = {
     initProjection.target(buffer)(InternalRow.empty)
@@ -152,7 +173,7 @@ class AggregateEvaluator(
 
   /** A row with one value per function. */
   def evaluate(buffer: InternalRow): InternalRow = {
-    val out = new SpecificInternalRow(resultTypes)
+    val out = copySlots(resultTemplate)
     evalProjection.target(out)(buffer)
     var i = 0
     while (i < imperativeResultIndex.length) {

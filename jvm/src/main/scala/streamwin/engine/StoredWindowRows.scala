@@ -401,7 +401,7 @@ final class WindowStateCodec(newEngine: () => RowWindowEngine, shape: StoredStat
   }
 
   private def readBuffer(values: InternalRow): InternalRow = {
-    val buffer = evaluatorOf.newBuffer()
+    val buffer = evaluatorOf.blankBuffer()
     var i = 0
     while (i < bufferWidth) {
       if (values.isNullAt(i)) buffer.setNullAt(i) else buffer.update(i, InternalRow.copyValue(values.get(i, bufferTypes(i))))

@@ -37,7 +37,7 @@ final class SliceFeeder(spec: WindowSpec, val evaluator: AggregateEvaluator, sli
       nullOrders += row.getLong(bufferOffset + rowCountSlot) // rows without a time: skipped
     } else {
       val start = row.getLong(sliceOrdinal)
-      val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.newBuffer())(row))
+      val buffer = evaluator.fromSerialized(readBuffer.target(evaluator.blankBuffer())(row))
       if (sliceBuffer != null && start == sliceStart) {
         evaluator.merge(sliceBuffer, buffer)
       } else {

@@ -90,7 +90,7 @@ final class StoredSliceWindows(keys: Seq[Attribute], evaluator: AggregateEvaluat
         }
         val window = row.getStruct(1, 3)
         val values = window.getStruct(2, bufferWidth)
-        val buffer = evaluator.newBuffer()
+        val buffer = evaluator.blankBuffer()
         var i = 0
         while (i < bufferWidth) {
           buffer.update(i, if (values.isNullAt(i)) null else InternalRow.copyValue(values.get(i, bufferTypes(i))))
