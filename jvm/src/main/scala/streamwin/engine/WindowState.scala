@@ -94,7 +94,7 @@ trait WindowState extends Serializable {
 final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   private val open = new java.util.TreeMap[java.lang.Long, WindowEntry]
   private val late = new java.util.TreeMap[java.lang.Long, WindowEntry]
-  private val kept = new java.util.TreeMap[java.lang.Long, RowBag]
+  private val kept = new SortedTimeMap[RowBag]
   private[engine] var keptCount = 0L
   private var slices: KeptSlices = null
   private var shared: SharedSlices = null
@@ -132,29 +132,28 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   override def lateGroupCount: Int = late.size
 
   override def keepRow(time: Long, row: InternalRow): Unit = {
-    kept.computeIfAbsent(time, _ => contents.bag()).append(row)
+    kept.getOrElseUpdate(time, contents.bag()).append(row)
     keptCount += 1
     if (sweep != null) sweep.foreach(_.rowKept(time, row))
   }
   override def aggregateKeptRows(from: Long, to: Long): Option[InternalRow] = {
     if (sweep == null) sweep = contents.keptRowsSweep()
-    sweep.map(_.aggregate(from, to, (first, last) =>
-      iterate(kept.subMap(first, true, last, true).entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue.rows))))
+    sweep.map(_.aggregate(from, to, (first, last) => kept.range(first, last).map { case (time, bag) => (time, bag.rows) }))
   }
   override def keptRows(from: Long, to: Long): RowRun =
-    RowRuns.concat(iterate(kept.subMap(from, true, to, true).values().iterator()).map(_.rows).toVector)
+    RowRuns.concat(kept.valuesIn(from, to).map(_.rows).toVector)
   override def dropKeptBefore(time: Long): Long = {
     var dropped = 0L
-    while (!kept.isEmpty && kept.firstKey < time) {
-      val bag = kept.pollFirstEntry().getValue
+    while (kept.nonEmpty && kept.firstTime < time) {
+      val bag = kept.removeFirst()
       dropped += bag.size
       bag.clear()
     }
     keptCount -= dropped
     dropped
   }
-  override def hasKeptRows: Boolean = !kept.isEmpty
-  override def lastKeptTime: Long = if (kept.isEmpty) Long.MinValue else kept.lastKey
+  override def hasKeptRows: Boolean = kept.nonEmpty
+  override def lastKeptTime: Long = if (kept.isEmpty) Long.MinValue else kept.lastTime
 
   override def keptSlices: KeptSlices = {
     if (slices == null) slices = contents.keptSlices()
@@ -179,8 +178,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
   // What a stream's window state (WindowStateCodec) reads and restores besides the interface.
   private[engine] def openWindows: Iterator[WindowEntry] = iterate(open.values().iterator())
   private[engine] def lateGroups: Iterator[WindowEntry] = iterate(late.values().iterator())
-  private[engine] def keptBags: Iterator[(Long, RowBag)] =
-    iterate(kept.entrySet().iterator()).map(e => (e.getKey.longValue, e.getValue))
+  private[engine] def keptBags: Iterator[(Long, RowBag)] = kept.iterator
   private[engine] def restoreKept(time: Long, bag: RowBag): Unit = kept.put(time, bag)
   private[engine] def slicesIfAny: KeptSlices = slices
 
@@ -194,7 +192,7 @@ final class InMemoryWindowState(contents: ContentsFactory) extends WindowState {
     late.values().forEach(_.contents.clear())
     open.clear()
     late.clear()
-    kept.values().forEach(_.clear())
+    kept.foreachValue(_.clear())
     kept.clear()
     if (sweep != null) sweep.foreach(_.reset())
     keptCount = 0
