@@ -19,6 +19,8 @@ class SortedTimeMapSuite extends AnyFunSuite {
 
   test("appends, out-of-order inserts, lookups, ranges and removals of the oldest, as a TreeMap does them") {
     val random = new scala.util.Random(11)
+    // A uniform draw from [0, n) (Scala 2.12's Random, on Spark 3.5, has no nextLong(bound)).
+    def below(n: Long): Long = java.lang.Math.floorMod(random.nextLong(), n)
     // Mostly in order with some disorder (a stream's rows), then wide disorder, so that blocks fill, split and empty.
     for ((disorder, steps) <- Seq((3L, 20000), (400L, 20000), (100000L, 5000))) {
       val map = new SortedTimeMap[String]
@@ -28,25 +30,25 @@ class SortedTimeMapSuite extends AnyFunSuite {
         random.nextInt(12) match {
           case 0 | 1 | 2 | 3 | 4 | 5 =>
             clock += random.nextInt(3)
-            val time = clock - (if (random.nextInt(4) == 0) random.nextLong(disorder) else 0L)
+            val time = clock - (if (random.nextInt(4) == 0) below(disorder) else 0L)
             val made = map.getOrElseUpdate(time, s"v$step")
             val expected = model.computeIfAbsent(time, _ => s"v$step")
             assert(made == expected, s"getOrElseUpdate($time)")
           case 6 =>
-            val time = clock - random.nextLong(disorder + 1)
+            val time = clock - below(disorder + 1)
             map.put(time, s"p$step")
             model.put(time, s"p$step")
           case 7 | 8 if !model.isEmpty =>
             assert(map.removeFirst() == model.pollFirstEntry().getValue)
           case 9 =>
-            val from = clock - random.nextLong(disorder * 2 + 2)
-            val to = from + random.nextLong(disorder * 2 + 2) - 1
+            val from = clock - below(disorder * 2 + 2)
+            val to = from + below(disorder * 2 + 2) - 1
             val expected =
               if (from > to) Nil else model.subMap(from, true, to, true).asScala.toList.map { case (t, v) => (t.longValue, v) }
             assert(map.range(from, to).toList == expected, s"range($from, $to)")
             assert(map.valuesIn(from, to).toList == expected.map(_._2))
           case 10 =>
-            val time = clock - random.nextLong(disorder + 1)
+            val time = clock - below(disorder + 1)
             assert(map.get(time) == model.get(time))
           case _ =>
             if (random.nextInt(2000) == 0) { map.clear(); model.clear() }
