@@ -99,6 +99,16 @@ def test_hopping_units_in_any_case(ekuiper):
     assert sum(r.n for r in minutes) == 40
 
 
+def test_minutes_written_mm_as_in_ekuipers_examples(ekuiper):
+    # eKuiper's unit list says MI; its own window examples write SLIDINGWINDOW(mm, 1) and SESSIONWINDOW(mm, 2, 1).
+    _readings(ekuiper)
+    for window in ("SLIDINGWINDOW({}, 1)", "SESSIONWINDOW({}, 2, 1)", "TUMBLINGWINDOW({}, 1)"):
+        def counts(unit: str) -> list:
+            return sorted(ekuiper.sql(f"SELECT count(*) AS n, window_start() AS ws FROM readings "
+                                      f"GROUP BY {window.format(unit)}").collect())
+        assert counts("mm") == counts("mi") == counts("MM") and counts("mm"), window
+
+
 def _count_model(rows, size, interval=None):
     """eKuiper's COUNTWINDOW over the whole stream in arrival (ts) order: complete windows only."""
     ordered = sorted(rows, key=lambda r: r[1])
@@ -129,6 +139,10 @@ def test_seed_count_window_with_interval_and_having(ekuiper):
     expected = [kept for kept in ([r for r in w if r[2] > 20] for w in _count_model(rows, 5, 1)) if len(kept) > 2]
     assert sorted(sorted(v) for v in by_window.values()) == sorted(sorted(w) for w in expected)
     assert all(len(v) > 2 for v in by_window.values())
+    # The seed's own form, SELECT *: the stream's columns and the window, nothing HAVING computed.
+    star = ekuiper.sql("SELECT * FROM readings WHERE temperature > 20 GROUP BY COUNTWINDOW(5,1) HAVING COUNT(*) > 2")
+    assert star.columns == ["ID", "ts", "temperature", "window"]
+    assert sorted(star.collect()) == sorted(got)
 
 
 def test_filter_clause_feeds_windows_where_filters_them(ekuiper):
@@ -314,7 +328,7 @@ def test_timestamp_columns_and_the_session_time_zone(ekuiper):
 
 
 @pytest.mark.parametrize("sql,message", [
-    ("SELECT count(*) FROM demo GROUP BY TUMBLINGWINDOW(mm, 10)", "TUMBLINGWINDOW: argument `unit` must be a time unit"),
+    ("SELECT count(*) FROM demo GROUP BY TUMBLINGWINDOW(mo, 10)", "TUMBLINGWINDOW: argument `unit` must be a time unit"),
     ("SELECT count(*) FROM demo GROUP BY TUMBLINGWINDOW(ss)", "TUMBLINGWINDOW: takes 2 argument"),
     ("SELECT count(*) FROM demo GROUP BY HOPPINGWINDOW(ss, 10)", "HOPPINGWINDOW: takes 3 argument"),
     ("SELECT count(*) FROM demo GROUP BY SESSIONWINDOW(ss, 10)", "SESSIONWINDOW: takes 3 argument"),
@@ -378,6 +392,11 @@ STREAM_CASES = [
     ("where then tumbling rows", "SELECT ID, ts, window FROM {} WHERE temperature > 20 GROUP BY TUMBLINGWINDOW(ss, 1)"),
     ("seed count rows", "SELECT * FROM {} WHERE temperature > 20 GROUP BY COUNTWINDOW(5)"),
     ("sliding per ID", "SELECT ID, count(*) AS n, window FROM {} GROUP BY SLIDINGWINDOW(ss, 3), ID"),
+    # Count windows over the whole stream, grouped (the seed's COUNTWINDOW(5, 2) and COUNTWINDOW(5) with
+    # aggregates): the tagged rows' window column carries the event time's watermark, so Spark's aggregate
+    # above streamwin's operator runs in append mode.
+    ("count aggregates", "SELECT count(*) AS n, sort_array(collect_list(temperature)) AS t, window FROM {} GROUP BY COUNTWINDOW(5, 2)"),
+    ("count per ID", "SELECT ID, count(*) AS n, max(temperature) AS m, window FROM {} GROUP BY COUNTWINDOW(5), ID"),
     ("session", "SELECT count(*) AS n, window_start() AS ws, window FROM {} GROUP BY SESSIONWINDOW(ss, 5, 1)"),
     ("hopping bounds", "SELECT ID, count(*) AS n, window_start() AS ws, window_end() AS we, window "
                        "FROM {} GROUP BY ID, HOPPINGWINDOW(ss, 4, 2)"),

@@ -4,8 +4,8 @@ import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.streamwin.SparkShim
 
 import streamwin.api.functions
-import streamwin.catalyst.{CheckStreamWindows, EkuiperDialect, ExpandWindowStar, ResolveGroupedWindows, ResolveStreamWindows,
-  StreamwinParser}
+import streamwin.catalyst.{CheckStreamWindows, EkuiperDialect, EkuiperHavingColumns, ExpandWindowStar, ResolveGroupedWindows,
+  ResolveStreamWindows, StreamwinParser}
 import streamwin.execution.StreamWindowStrategy
 
 /** What streamwin adds to a session: its SQL functions, analyzer rules and planner strategy. */
@@ -25,6 +25,7 @@ object StreamwinRegistration {
     SparkShim.injectEarlyAnalysisRule(extensions, _ => EkuiperDialect)
     SparkShim.injectEarlyAnalysisRule(extensions, _ => ExpandWindowStar)
     extensions.injectResolutionRule(_ => ResolveStreamWindows)
+    extensions.injectResolutionRule(_ => EkuiperHavingColumns)
     extensions.injectPostHocResolutionRule(_ => ResolveGroupedWindows)
     extensions.injectCheckRule(_ => CheckStreamWindows)
     extensions.injectPlannerStrategy(_ => StreamWindowStrategy)

@@ -6,7 +6,7 @@ import java.util.Locale
 import org.apache.spark.sql.catalyst.analysis.{FunctionRegistry, UnresolvedAttribute, UnresolvedFunction, UnresolvedHaving, UnresolvedStar}
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project, UnaryNode}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.UNRESOLVED_FUNCTION
 import org.apache.spark.sql.internal.SQLConf
@@ -92,9 +92,13 @@ object EkuiperDialect extends Rule[LogicalPlan] {
       "SELECT collect_list(size) AS sizes FROM demo " +
         "GROUP BY SLIDINGWINDOW(ss, 1) OVER (WHEN size > 2 AND last_hit_count() < 2)"))
 
-  /** The time units of eKuiper's windows, written bare in any case, and the Spark unit each stands for. */
+  /**
+   * The time units of eKuiper's windows, written bare in any case, and the Spark unit each stands for.
+   * eKuiper's list says `mi` for minutes; its own window examples write `mm` (`SLIDINGWINDOW(mm, 1)`,
+   * `SESSIONWINDOW(mm, 2, 1)`), so both are minutes.
+   */
   val timeUnits: Seq[(String, String)] =
-    Seq("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
+    Seq("dd" -> "days", "hh" -> "hours", "mi" -> "minutes", "mm" -> "minutes", "ss" -> "seconds", "ms" -> "milliseconds")
 
   private[catalyst] val windowNames = windows.map(_.name.toLowerCase(Locale.ROOT)).toSet
   private[catalyst] val boundNames = bounds.map(_.name.toLowerCase(Locale.ROOT)).toSet
@@ -202,14 +206,17 @@ object EkuiperDialect extends Rule[LogicalPlan] {
     val computed = scala.collection.mutable.ArrayBuffer[NamedExpression]()
     val test = condition.transformDown {
       case f: UnresolvedFunction if isAggregate(f) =>
-        val name = s"_ekuiper_having_$n"
+        val name = s"$HavingColumnPrefix$n"
         n += 1
         computed += Alias(WindowExpression(f, WindowSpecDefinition(Seq(UnresolvedAttribute("window")), Nil,
           UnspecifiedFrame)), name)()
         UnresolvedAttribute(name)
     }
-    Filter(test, Project(UnresolvedStar(None) +: computed.toSeq, rows))
+    EkuiperHavingRows(Filter(test, Project(UnresolvedStar(None) +: computed.toSeq, rows)))
   }
+
+  /** The prefix of the columns [[havingOverWindows]] computes. */
+  private[catalyst] val HavingColumnPrefix = "_ekuiper_having_"
 
   private def containsAggregate(e: Expression): Boolean = e.exists {
     case f: UnresolvedFunction => isAggregate(f)
@@ -222,6 +229,27 @@ object EkuiperDialect extends Rule[LogicalPlan] {
     FunctionRegistry.expressions.get(nameOf(f)).exists { case (info, _) =>
       try classOf[AggregateFunction].isAssignableFrom(Class.forName(info.getClassName))
       catch { case _: ClassNotFoundException => false }
+    }
+}
+
+/**
+ * The rows of the windows that passed HAVING, less the columns HAVING computed (see
+ * EkuiperDialect.havingOverWindows): replaced by a projection once its child is resolved
+ * ([[EkuiperHavingColumns]]), unresolved until then so that a `SELECT *` above waits for it and shows the
+ * stream's columns only.
+ */
+private[catalyst] final case class EkuiperHavingRows(child: LogicalPlan) extends UnaryNode {
+  override def output: Seq[Attribute] = child.output.filterNot(_.name.startsWith(EkuiperDialect.HavingColumnPrefix))
+  override lazy val resolved: Boolean = false
+  override protected def withNewChildInternal(newChild: LogicalPlan): EkuiperHavingRows = copy(child = newChild)
+}
+
+/** Resolution: drops the columns HAVING computed for the rows of the windows that passed it ([[EkuiperHavingRows]]). */
+object EkuiperHavingColumns extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!plan.exists(_.isInstanceOf[EkuiperHavingRows])) plan
+    else plan.resolveOperatorsUp {
+      case h: EkuiperHavingRows if h.child.resolved => Project(h.output, h.child)
     }
 }
 
@@ -248,7 +276,7 @@ private object EkuiperWindow {
     def unit: String = args.head match {
       case UnresolvedAttribute(Seq(u)) if units.contains(u.toLowerCase(Locale.ROOT)) => units(u.toLowerCase(Locale.ROOT))
       case other => throw StreamwinErrors.invalidArgument(name, "unit",
-        s"must be a time unit written bare, one of dd, hh, mi, ss, ms (any case), got ${other.sql}")
+        s"must be a time unit written bare, one of dd, hh, mi (or mm), ss, ms (any case), got ${other.sql}")
     }
     def count(i: Int, argument: String, allowZero: Boolean = false): Long = args(i) match {
       case Literal(v: Int, IntegerType) if v > 0 || (allowZero && v == 0) => v.toLong

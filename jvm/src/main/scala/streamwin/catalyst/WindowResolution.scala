@@ -52,7 +52,14 @@ object WindowResolution {
           builder.putLong(EventTimeWatermark.delayKey, time.getLong(EventTimeWatermark.delayKey))
         }
         builder.build()
-      case _ => Metadata.empty
+      // eKuiper's count windows follow its event time: their end is their last row's time, and the column
+      // carries its watermark, so a stream groups the tagged rows by window in append mode (GROUP BY
+      // COUNTWINDOW(5), ID; see EkuiperDialect).
+      case _ => window.timeOrOrder match {
+        case EkuiperEventTime(a: Attribute) if a.metadata.contains(EventTimeWatermark.delayKey) =>
+          new MetadataBuilder().putLong(EventTimeWatermark.delayKey, a.metadata.getLong(EventTimeWatermark.delayKey)).build()
+        case _ => Metadata.empty
+      }
     }
 
   /**
