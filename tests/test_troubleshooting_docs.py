@@ -390,6 +390,10 @@ def _cases(spark, readings, tmp_path: Path, monkeypatch) -> dict[str, Callable[[
             {"spark.streamwin.stream.inlineKeptRows": "-1"}),
         "<WINDOW>: needs the event-time column": _sql(
             spark, "SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss, 10)"),
+        "COUNTWINDOW: needs the order of its rows": _sql(
+            spark, "SELECT count(*) FROM trouble_readings GROUP BY COUNTWINDOW(5)"),
+        "COUNTWINDOW: argument `interval` must not exceed the size": ekuiper(
+            "SELECT count(*) FROM trouble_readings GROUP BY COUNTWINDOW(5, 6)"),
         "<WINDOW>: argument `unit`": ekuiper("SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(sec, 10)"),
         "<WINDOW>: argument `<argument>` must be a positive integer": ekuiper(
             "SELECT count(*) FROM trouble_readings GROUP BY TUMBLINGWINDOW(ss, 0)"),

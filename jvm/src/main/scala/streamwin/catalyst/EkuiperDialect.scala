@@ -325,10 +325,15 @@ private object EkuiperWindow {
           true, false, false)
       case "COUNTWINDOW" =>
         arity("1 or 2", args.size == 1 || args.size == 2)
-        val order = conf.getConfString(EkuiperDialect.OrderConf, "") match {
-          case "" => time
-          case column => UnresolvedAttribute.quotedString(column)
+        val order = (conf.getConfString(EkuiperDialect.OrderConf, ""), conf.getConfString(EkuiperDialect.TimestampConf, "")) match {
+          case ("", "") => throw StreamwinErrors.misuse(name, s"needs the order of its rows: set the session conf " +
+            s"${EkuiperDialect.TimestampConf} (the event time) or ${EkuiperDialect.OrderConf} (an arrival order, e.g. a Kafka offset)")
+          case ("", _) => time
+          case (column, _) => UnresolvedAttribute.quotedString(column)
         }
+        // eKuiper: "the 2nd parameter should not be larger than the 1st".
+        if (args.size == 2 && count(1, "interval") > count(0, "size")) throw StreamwinErrors.invalidArgument(name, "interval",
+          s"must not exceed the size (${count(1, "interval")} > ${count(0, "size")}): count windows cover every row")
         val size = Literal(count(0, "size"))
         val window =
           if (args.size == 1) sw("sw_count", size, Literal("order_by"), order)
